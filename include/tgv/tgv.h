@@ -1,0 +1,120 @@
+/*
+ * tgv-gemm C ABI: the stable surface of the library.
+ *
+ *   out[l] = x[l] . W[l]^T (+ bias)      for l in [0, L)
+ *
+ *   x   : L x M x K   (tokens x reduction)       bf16
+ *   W   : L x N x K   (weight rows x reduction)  bf16
+ *   bias: N           (shared by every batch)    bf16, optional
+ *   out : L x M x N                              bf16, fp32 accumulation
+ *
+ * Every operand is described by a base pointer and element strides, one per
+ * dimension, so that both layouts of each matrix pass without a copy:
+ *   x   K-major (stride_k == 1) or M-major (stride_m == 1)
+ *   W   K-major (stride_k == 1) or N-major (stride_n == 1)
+ *   out row-major (stride_n == 1) or column-major (stride_m == 1)
+ *
+ * All functions are thread-safe. On failure they return a non-zero status,
+ * write nothing to `out`, launch nothing, and leave a message naming the
+ * offending argument and its value in a thread-local buffer read by
+ * tgv_last_error().
+ */
+#ifndef TGV_TGV_H_
+#define TGV_TGV_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TGV_VERSION_MAJOR 0
+#define TGV_VERSION_MINOR 1
+#define TGV_VERSION_PATCH 0
+
+typedef enum tgv_status {
+  TGV_SUCCESS = 0,
+  TGV_ERROR_INVALID_ARGUMENT = 1, /* a size, pointer, stride or option is wrong */
+  TGV_ERROR_NOT_SUPPORTED = 2,    /* valid request this build or device cannot serve */
+  TGV_ERROR_CUDA = 3,             /* a CUDA runtime or driver call failed */
+  TGV_ERROR_CUBLAS = 4,           /* a cuBLASLt call failed */
+  TGV_ERROR_INTERNAL = 5          /* a bug in tgv-gemm; please report it */
+} tgv_status;
+
+typedef enum tgv_dtype {
+  TGV_DTYPE_BF16 = 0, /* the only supported element type */
+  TGV_DTYPE_FP16 = 1,
+  TGV_DTYPE_FP32 = 2,
+  TGV_DTYPE_FP8_E4M3 = 3
+} tgv_dtype;
+
+typedef enum tgv_backend {
+  TGV_BACKEND_AUTO = 0,  /* fastest validated backend for the device and shape */
+  TGV_BACKEND_TGV = 1,   /* our kernels; an error where they cannot run */
+  TGV_BACKEND_CUBLAS = 2 /* cuBLASLt */
+} tgv_backend;
+
+typedef struct tgv_problem {
+  int64_t m, n, k, l; /* tokens, weight rows, reduction, batch */
+  int32_t dtype;      /* tgv_dtype of x, W, bias and out */
+
+  const void* x;      /* L x M x K */
+  int64_t x_stride_l, x_stride_m, x_stride_k;
+
+  const void* w;      /* L x N x K */
+  int64_t w_stride_l, w_stride_n, w_stride_k;
+
+  const void* bias;   /* N elements, contiguous; NULL for none */
+
+  void* out;          /* L x M x N */
+  int64_t out_stride_l, out_stride_m, out_stride_n;
+} tgv_problem;
+
+typedef struct tgv_options {
+  int32_t backend; /* tgv_backend */
+  int32_t tactic;  /* -1: chosen by the library; else an id from tgv_get_tactic */
+  int32_t pdl;     /* 1: launch with programmatic dependent launch; 0: plain */
+  int32_t split_k; /* 0: chosen by the library; >= 1: that factor (tgv backend) */
+} tgv_options;
+
+typedef struct tgv_tactic_info {
+  int32_t id;
+  int32_t arch;    /* 90 for Hopper, 100 for Blackwell */
+  int32_t cta_m;   /* weight rows per CTA (the MMA's M after the A/B swap) */
+  int32_t cta_n;   /* tokens per CTA (the MMA's N) */
+  int32_t cta_k;   /* reduction depth per pipeline stage */
+  int32_t stages;  /* pipeline depth that fits shared memory */
+  int32_t cluster; /* CTAs per cluster */
+} tgv_tactic_info;
+
+/* Fills the defaults: backend auto, tactic -1, PDL on, split-K auto. */
+void tgv_default_options(tgv_options* options);
+
+/* Problem with every stride set for the common layout: x, W K-major; out
+ * row-major; batches packed. Pointers are NULL; the caller sets them. */
+void tgv_default_problem(tgv_problem* problem, int64_t m, int64_t n, int64_t k,
+                         int64_t l);
+
+/* Runs the GEMM on `stream` (a cudaStream_t; NULL is the legacy stream).
+ * Capturable in a CUDA graph once the same shape has been run once outside
+ * capture with the cuBLASLt backend (its algorithm choice is cached). */
+tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options,
+                    void* stream);
+
+/* Checks the problem and options as tgv_gemm would, without launching. */
+tgv_status tgv_validate(const tgv_problem* problem, const tgv_options* options);
+
+/* Number of tactic ids; tgv_get_tactic(i) for i in [0, count) describes one. */
+int32_t tgv_num_tactics(void);
+tgv_status tgv_get_tactic(int32_t id, tgv_tactic_info* info);
+
+/* The message of the last failed call on this thread ("" if none). */
+const char* tgv_last_error(void);
+const char* tgv_status_name(tgv_status status);
+const char* tgv_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TGV_TGV_H_ */

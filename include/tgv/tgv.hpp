@@ -1,0 +1,79 @@
+// tgv-gemm C++ API: thin, header-only types over the C ABI in tgv.h.
+//
+//   tgv::Problem p = tgv::Problem::packed(M, N, K);   // x, W K-major; out row-major
+//   p.x = x; p.w = w; p.out = out; p.bias = bias;     // device pointers (bias optional)
+//   tgv::Options o;                                   // auto backend, PDL on
+//   tgv::Status s = tgv::gemm(p, o, stream);
+//   if (!s) std::fprintf(stderr, "%s\n", s.message().c_str());
+//
+// Other layouts are other strides: x M-major is x_stride_m = 1, x_stride_k = ld;
+// W N-major is w_stride_n = 1; a column-major out is out_stride_m = 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tgv/tgv.h"
+
+namespace tgv {
+
+enum class Backend : int32_t { Auto = TGV_BACKEND_AUTO, Tgv = TGV_BACKEND_TGV, Cublas = TGV_BACKEND_CUBLAS };
+enum class DType : int32_t { BF16 = TGV_DTYPE_BF16, FP16 = TGV_DTYPE_FP16, FP32 = TGV_DTYPE_FP32, FP8_E4M3 = TGV_DTYPE_FP8_E4M3 };
+
+inline constexpr int32_t kAutoTactic = -1;
+inline constexpr int32_t kAutoSplitK = 0;
+
+// The problem is the C struct itself, so a C++ caller and the C ABI agree
+// byte for byte; the helpers only fill strides.
+struct Problem : tgv_problem {
+  Problem() : tgv_problem{} { dtype = TGV_DTYPE_BF16; }
+  static Problem packed(int64_t m, int64_t n, int64_t k, int64_t l = 1) {
+    Problem p;
+    tgv_default_problem(&p, m, n, k, l);
+    return p;
+  }
+};
+
+struct Options {
+  Backend backend = Backend::Auto;
+  int32_t tactic = kAutoTactic;
+  bool pdl = true;
+  int32_t split_k = kAutoSplitK;
+
+  tgv_options to_c() const {
+    return tgv_options{static_cast<int32_t>(backend), tactic, pdl ? 1 : 0, split_k};
+  }
+};
+
+class Status {
+ public:
+  explicit Status(tgv_status code) : code_(code), message_(code == TGV_SUCCESS ? "" : tgv_last_error()) {}
+  bool ok() const { return code_ == TGV_SUCCESS; }
+  explicit operator bool() const { return ok(); }
+  tgv_status code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  tgv_status code_;
+  std::string message_;
+};
+
+// `stream` is a cudaStream_t; taken as void* so this header needs no CUDA headers.
+inline Status gemm(const Problem& problem, const Options& options, void* stream) {
+  tgv_options o = options.to_c();
+  return Status(tgv_gemm(&problem, &o, stream));
+}
+
+inline Status validate(const Problem& problem, const Options& options = {}) {
+  tgv_options o = options.to_c();
+  return Status(tgv_validate(&problem, &o));
+}
+
+inline std::vector<tgv_tactic_info> list_tactics() {
+  std::vector<tgv_tactic_info> out(static_cast<size_t>(tgv_num_tactics()));
+  for (size_t i = 0; i < out.size(); ++i) tgv_get_tactic(static_cast<int32_t>(i), &out[i]);
+  return out;
+}
+
+}  // namespace tgv

@@ -1,0 +1,154 @@
+// The C ABI shims: every exception stops here and becomes a status plus a
+// thread-local message. Each entry point validates, plans, launches; nothing else.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "api/validate.hpp"
+#include "common/error.hpp"
+#include "common/strfmt.hpp"
+#include "cublas/cublaslt_backend.hpp"
+#include "launch/sm90_launch.hpp"
+#include "plan/device_info.hpp"
+#include "plan/plan.hpp"
+#include "tactics/tactics.hpp"
+#include "tgv/tgv.h"
+
+namespace {
+
+using namespace tgv::detail;
+
+thread_local std::string t_last_error;
+
+template <class F>
+tgv_status guarded(F&& body) {
+  try {
+    body();
+    return TGV_SUCCESS;
+  } catch (const Error& e) {
+    t_last_error = e.what();
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    t_last_error = "out of host memory";
+    return TGV_ERROR_INTERNAL;
+  } catch (const std::exception& e) {
+    t_last_error = strfmt("internal error: %s", e.what());
+    return TGV_ERROR_INTERNAL;
+  } catch (...) {
+    t_last_error = "internal error: unknown exception";
+    return TGV_ERROR_INTERNAL;
+  }
+}
+
+tgv_options options_or_default(const tgv_options* options) {
+  tgv_options o;
+  tgv_default_options(&o);
+  return options ? *options : o;
+}
+
+// TGV_LOG_DISPATCH=1 prints each distinct decision once, to stderr.
+void log_dispatch(const GemmDesc& g, const Plan& p) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TGV_LOG_DISPATCH");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  if (!enabled) return;
+  static std::mutex mutex;
+  static std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, int>> seen;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!seen.emplace(g.m, g.n, g.k, g.l, int(p.backend), p.tactic).second) return;
+  if (p.backend == TGV_BACKEND_TGV) {
+    const Tactic& t = tactic(p.tactic);
+    std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> tgv tactic %d (%dx%dx%d, %d stages, pdl %d)\n",
+                 (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l, p.tactic, t.cta_m, t.cta_n,
+                 t.cta_k, p.stages, int(p.pdl));
+  } else {
+    std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> cublaslt\n", (long long)g.m, (long long)g.n,
+                 (long long)g.k, (long long)g.l);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void tgv_default_options(tgv_options* options) {
+  if (options == nullptr) return;
+  options->backend = TGV_BACKEND_AUTO;
+  options->tactic = -1;
+  options->pdl = 1;
+  options->split_k = 0;
+}
+
+void tgv_default_problem(tgv_problem* p, int64_t m, int64_t n, int64_t k, int64_t l) {
+  if (p == nullptr) return;
+  *p = tgv_problem{};
+  p->m = m, p->n = n, p->k = k, p->l = l;
+  p->dtype = TGV_DTYPE_BF16;
+  p->x_stride_k = 1, p->x_stride_m = k, p->x_stride_l = m * k;
+  p->w_stride_k = 1, p->w_stride_n = k, p->w_stride_l = n * k;
+  p->out_stride_n = 1, p->out_stride_m = n, p->out_stride_l = m * n;
+}
+
+tgv_status tgv_validate(const tgv_problem* problem, const tgv_options* options) {
+  return guarded([&] {
+    if (problem == nullptr) throw_invalid("problem is NULL");
+    validate_options(options_or_default(options), kNumTactics);
+    validate_problem(*problem);
+  });
+}
+
+tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void* stream) {
+  return guarded([&] {
+    if (problem == nullptr) throw_invalid("problem is NULL");
+    const tgv_options o = options_or_default(options);
+    validate_options(o, kNumTactics);
+    const GemmDesc g = validate_problem(*problem);
+    if (g.empty()) return;  // M, N or L = 0: nothing to compute, nothing to launch
+    const Plan p = plan(g, o, current_device_info());
+    log_dispatch(g, p);
+    auto s = static_cast<cudaStream_t>(stream);
+    if (p.backend == TGV_BACKEND_TGV)
+      launch_sm90(g, p, s);
+    else
+      cublaslt_gemm(g, s);
+  });
+}
+
+int32_t tgv_num_tactics(void) { return kNumTactics; }
+
+tgv_status tgv_get_tactic(int32_t id, tgv_tactic_info* info) {
+  return guarded([&] {
+    if (info == nullptr) throw_invalid("info is NULL");
+    const Tactic& t = tactic(id);
+    *info = tgv_tactic_info{t.id, t.arch, t.cta_m, t.cta_n, t.cta_k, stages_for(t, kSm90SmemBytes), t.cluster};
+  });
+}
+
+const char* tgv_last_error(void) { return t_last_error.c_str(); }
+
+const char* tgv_status_name(tgv_status status) {
+  switch (status) {
+    case TGV_SUCCESS: return "TGV_SUCCESS";
+    case TGV_ERROR_INVALID_ARGUMENT: return "TGV_ERROR_INVALID_ARGUMENT";
+    case TGV_ERROR_NOT_SUPPORTED: return "TGV_ERROR_NOT_SUPPORTED";
+    case TGV_ERROR_CUDA: return "TGV_ERROR_CUDA";
+    case TGV_ERROR_CUBLAS: return "TGV_ERROR_CUBLAS";
+    case TGV_ERROR_INTERNAL: return "TGV_ERROR_INTERNAL";
+  }
+  return "TGV_ERROR_UNKNOWN";
+}
+
+const char* tgv_version_string(void) {
+#define TGV_STR2(x) #x
+#define TGV_STR(x) TGV_STR2(x)
+  return TGV_STR(TGV_VERSION_MAJOR) "." TGV_STR(TGV_VERSION_MINOR) "." TGV_STR(TGV_VERSION_PATCH);
+}
+
+}  // extern "C"

@@ -1,0 +1,260 @@
+// The SM90 TGV kernel: out[l] = x[l] . W[l]^T (+ bias), bf16 in, fp32 accumulate.
+//
+// Swap AB: the CTA computes the transposed tile out^T = W . x^T, so weight rows
+// (thousands) fill wgmma's M (64 per consumer warpgroup) and the few tokens fill
+// its N (kCtaN, 8..256), one token tile covering the whole decode batch.
+//
+//   grid  (ceil(N / kCtaM), ceil(M / kCtaN), L), one output tile per CTA
+//   warpgroup 0          producers: warp 0 streams W, warp 1 streams x
+//   warpgroups 1..       consumers: wgmma over 64 weight rows each, then the epilogue
+//
+// Pipeline: `stages` ring slots, each a (kCtaM x cta_k) W tile and a
+// (kCtaN x cta_k) x tile, guarded by a full and an empty mbarrier. W does not
+// depend on the previous kernel, so with PDL its producer fills the ring before
+// the x producer passes griddepcontrol.wait: the weight stream starts while the
+// previous kernel drains.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/arch/mma_sm90.hpp>
+#include <cute/atom/mma_traits_sm90_gmma.hpp>
+#include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
+#include <utility>
+
+#include "kernels/common/pdl.cuh"
+#include "kernels/sm90/sm90_params.hpp"
+
+namespace tgv::kernels::sm90 {
+
+using namespace cute;
+using bf16 = cute::bfloat16_t;
+using Barrier = cutlass::arch::ClusterTransactionBarrier;
+
+// Shared-memory layout of one (rows x kChunkK) chunk. K-major: 128-byte rows,
+// 128-byte swizzle. MN-major: the contiguous dimension swizzled over as many
+// bytes as it has (up to 128), atoms stacked along K first so that each block
+// of 64 rows is one contiguous TMA box.
+template <int kRows, GMMA::Major kMajor>
+constexpr auto chunk_layout() {
+  if constexpr (kMajor == GMMA::Major::K) {
+    return tile_to_shape(GMMA::Layout_K_SW128_Atom<bf16>{}, Shape<Int<kRows>, Int<kChunkK>>{});
+  } else if constexpr (kRows >= 64) {
+    return tile_to_shape(GMMA::Layout_MN_SW128_Atom<bf16>{}, Shape<Int<kRows>, Int<kChunkK>>{}, Step<_2, _1>{});
+  } else if constexpr (kRows == 32) {
+    return tile_to_shape(GMMA::Layout_MN_SW64_Atom<bf16>{}, Shape<Int<kRows>, Int<kChunkK>>{}, Step<_2, _1>{});
+  } else if constexpr (kRows == 16) {
+    return tile_to_shape(GMMA::Layout_MN_SW32_Atom<bf16>{}, Shape<Int<kRows>, Int<kChunkK>>{}, Step<_2, _1>{});
+  } else {
+    return tile_to_shape(GMMA::Layout_MN_INTER_Atom<bf16>{}, Shape<Int<kRows>, Int<kChunkK>>{}, Step<_2, _1>{});
+  }
+}
+
+template <int kCtaM_, int kCtaN_, GMMA::Major kMajorW_, GMMA::Major kMajorX_>
+struct Traits {
+  static constexpr int kCtaM = kCtaM_, kCtaN = kCtaN_;
+  static constexpr GMMA::Major kMajorW = kMajorW_, kMajorX = kMajorX_;
+  static_assert(kCtaM == 64 || kCtaM == 128, "a consumer warpgroup owns 64 weight rows");
+  static_assert(kCtaN % 8 == 0 && kCtaN >= 8 && kCtaN <= 256, "wgmma N is 8..256 in steps of 8");
+  static_assert(kMajorX == GMMA::Major::K || kCtaN <= 64 || kCtaN % 64 == 0,
+                "an MN-major token tile wider than 64 is whole 64-token TMA boxes");
+
+  static constexpr int kConsumers = kCtaM / 64;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kChunkBytesW = kCtaM * kChunkK * 2;
+  static constexpr int kChunkBytesX = kCtaN * kChunkK * 2;
+  static constexpr int kBoxBytes = 64 * kChunkK * 2;  // one 64-row MN-major box
+  static constexpr int kAccRegs = kCtaN / 2;          // fp32 accumulators per thread (64 x kCtaN / 128)
+
+  using LayoutW = decltype(chunk_layout<kCtaM, kMajorW>());  // (kCtaM, kChunkK)
+  using LayoutX = decltype(chunk_layout<kCtaN, kMajorX>());  // (kCtaN, kChunkK)
+  using Mma = decltype(SM90::GMMA::ss_op_selector<bf16, bf16, float, Shape<_64, Int<kCtaN>, _16>, kMajorW, kMajorX>());
+  static_assert(sizeof(typename Mma::CRegisters) / sizeof(float) == kAccRegs, "one wgmma covers the token tile");
+
+  // The epilogue stages the bf16 tile in the ring, rows padded by 16 bytes so
+  // that the column writes of a warp spread over banks.
+  static constexpr int kStagePitchRowMajor = kCtaM + 8;  // [token][weight row]
+  static constexpr int kStagePitchColMajor = kCtaN + 8;  // [weight row][token]
+  static constexpr int kEpilogueBytes =
+      2 * (kCtaN * kStagePitchRowMajor > kCtaM * kStagePitchColMajor ? kCtaN * kStagePitchRowMajor
+                                                                      : kCtaM * kStagePitchColMajor);
+};
+
+template <class Mma, size_t... I>
+__device__ __forceinline__ void wgmma(uint64_t desc_w, uint64_t desc_x, float* acc, std::index_sequence<I...>) {
+  Mma::fma(desc_w, desc_x, acc[I]..., GMMA::ScaleOut::One);
+}
+
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, 1)
+    tgv_gemm_sm90(const __grid_constant__ CUtensorMap tmap_w, const __grid_constant__ CUtensorMap tmap_x,
+                  const Params p) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  const int stage_bytes = (T::kCtaM + T::kCtaN) * p.cta_k * 2;
+  const int w_stage_bytes = T::kCtaM * p.cta_k * 2;
+  const int chunks = p.cta_k / kChunkK;
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + p.stages * stage_bytes);
+  uint64_t* empty = full + kMaxStages;
+
+  const int warpgroup = threadIdx.x / 128;
+  const int warp = __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
+  const int lane = threadIdx.x % 32;
+  const int n0 = blockIdx.x * T::kCtaM;  // first weight row
+  const int m0 = blockIdx.y * T::kCtaN;  // first token
+  const int batch = blockIdx.z;
+
+  if (threadIdx.x == 0) {
+    cute::prefetch_tma_descriptor(&tmap_w);
+    cute::prefetch_tma_descriptor(&tmap_x);
+    for (int s = 0; s < p.stages; ++s) {
+      Barrier::init(full + s, 2);               // one arrive per producer, plus the bytes
+      Barrier::init(empty + s, T::kConsumers);  // one arrive per consumer warpgroup
+    }
+    cutlass::arch::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // Producers need few registers; give them to the consumers' accumulators.
+    if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_dealloc<40>();
+    if (warp == 0 && lane == 0) {
+      // W producer: never waits for the previous kernel.
+      for (int kb = 0; kb < p.num_k_blocks; ++kb) {
+        const int s = kb % p.stages;
+        Barrier::wait(empty + s, ((kb / p.stages) & 1) ^ 1);
+        Barrier::arrive_and_expect_tx(full + s, w_stage_bytes);
+        uint8_t* dst = smem + s * stage_bytes;
+        for (int c = 0; c < chunks; ++c) {
+          const int k = kb * p.cta_k + c * kChunkK;
+          uint8_t* chunk = dst + c * T::kChunkBytesW;
+          if constexpr (T::kMajorW == GMMA::Major::K) {
+            SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk, k, n0, batch);
+          } else {
+            for (int b = 0; b < T::kCtaM / 64; ++b)
+              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk + b * T::kBoxBytes, n0 + b * 64, k, batch);
+          }
+        }
+      }
+      // Every load of this CTA is issued: the next kernel may start launching.
+      griddep_launch_dependents();
+    } else if (warp == 1 && lane == 0) {
+      // x producer: the activations are the previous kernel's output.
+      griddep_wait();
+      for (int kb = 0; kb < p.num_k_blocks; ++kb) {
+        const int s = kb % p.stages;
+        Barrier::wait(empty + s, ((kb / p.stages) & 1) ^ 1);
+        Barrier::arrive_and_expect_tx(full + s, T::kCtaN * p.cta_k * 2);
+        uint8_t* dst = smem + s * stage_bytes + w_stage_bytes;
+        for (int c = 0; c < chunks; ++c) {
+          const int k = kb * p.cta_k + c * kChunkK;
+          uint8_t* chunk = dst + c * T::kChunkBytesX;
+          if constexpr (T::kMajorX == GMMA::Major::K) {
+            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, k, m0, batch);
+          } else if constexpr (T::kCtaN <= 64) {
+            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, m0, k, batch);
+          } else {
+            for (int b = 0; b < T::kCtaN / 64; ++b)
+              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk + b * T::kBoxBytes, m0 + b * 64, k, batch);
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- consumers -----------------------------------------------------------
+  if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_alloc<232>();
+  const int consumer = warpgroup - 1;  // owns weight rows [64*consumer, 64*consumer + 64) of the tile
+  const int wthread = threadIdx.x % 128;
+
+  float acc[T::kAccRegs];
+#pragma unroll
+  for (int i = 0; i < T::kAccRegs; ++i) acc[i] = 0.0f;
+
+  // wgmma's accumulator fragment: thread t holds rows (t/32)*16 + (t%32)/4 + {0, 8}
+  // of its warpgroup's 64, and token pairs (t%4)*2 + {0, 1} of every 8.
+  const int row_lo = consumer * 64 + (wthread / 32) * 16 + lane / 4;
+  float bias_lo = 0.0f, bias_hi = 0.0f;
+
+  for (int kb = 0; kb < p.num_k_blocks; ++kb) {
+    const int s = kb % p.stages;
+    Barrier::wait(full + s, (kb / p.stages) & 1);
+    if (kb == 0 && p.bias != nullptr) {
+      // Issued once x has landed (so after the previous kernel completed, in
+      // case it wrote the bias); its latency hides behind the main loop.
+      const auto* bias = static_cast<const __nv_bfloat16*>(p.bias);
+      if (n0 + row_lo < p.n) bias_lo = __bfloat162float(bias[n0 + row_lo]);
+      if (n0 + row_lo + 8 < p.n) bias_hi = __bfloat162float(bias[n0 + row_lo + 8]);
+    }
+    uint8_t* stage = smem + s * stage_bytes;
+#pragma unroll
+    for (int i = 0; i < T::kAccRegs; ++i) warpgroup_fence_operand(acc[i]);
+    warpgroup_arrive();
+    for (int c = 0; c < chunks; ++c) {
+      Tensor sW = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(stage + c * T::kChunkBytesW)),
+                              typename T::LayoutW{});  // (kCtaM, kChunkK)
+      Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(stage + w_stage_bytes + c * T::kChunkBytesX)),
+                              typename T::LayoutX{});  // (kCtaN, kChunkK)
+#pragma unroll
+      for (int j = 0; j < kChunkK / 16; ++j) {
+        Tensor w = local_tile(sW, Shape<_64, _16>{}, make_coord(consumer, j));       // (64, 16)
+        Tensor x = local_tile(sX, Shape<Int<T::kCtaN>, _16>{}, make_coord(0, j));  // (kCtaN, 16)
+        wgmma<typename T::Mma>(GMMA::make_gmma_desc<T::kMajorW>(w), GMMA::make_gmma_desc<T::kMajorX>(x), acc,
+                               std::make_index_sequence<T::kAccRegs>{});
+      }
+    }
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+#pragma unroll
+    for (int i = 0; i < T::kAccRegs; ++i) warpgroup_fence_operand(acc[i]);
+    if (wthread == 0) Barrier::arrive(empty + s);
+  }
+
+  // ---- epilogue: + bias in fp32, bf16, staged in the ring, coalesced stores --
+  constexpr int kConsumerThreads = 128 * T::kConsumers;
+  // Every consumer is past its last wgmma before the ring is overwritten, and
+  // every TMA write has landed (each full barrier was waited on).
+  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+  auto* tile = reinterpret_cast<__nv_bfloat16*>(smem);
+  const bool row_major = p.out_row_major != 0;
+#pragma unroll
+  for (int i = 0; i < T::kAccRegs; ++i) {
+    const int hi = (i % 4) / 2;
+    const int row = row_lo + 8 * hi;
+    const int token = (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
+    const __nv_bfloat16 v = __float2bfloat16_rn(acc[i] + (hi ? bias_hi : bias_lo));
+    if (row_major)
+      tile[token * T::kStagePitchRowMajor + row] = v;
+    else
+      tile[row * T::kStagePitchColMajor + token] = v;
+  }
+  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+
+  // Write out in 8-element (16-byte) runs along out's contiguous dimension.
+  const int valid_rows = min(T::kCtaM, p.n - n0), valid_tokens = min(T::kCtaN, p.m - m0);
+  auto* out = static_cast<__nv_bfloat16*>(p.out) + batch * p.out_batch_stride;
+  const int lines = row_major ? T::kCtaN : T::kCtaM;     // tokens, or weight rows
+  const int run_len = row_major ? T::kCtaM : T::kCtaN;   // along the contiguous dimension
+  const int valid_lines = row_major ? valid_tokens : valid_rows;
+  const int valid_len = row_major ? valid_rows : valid_tokens;
+  const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
+  const int64_t line0 = row_major ? m0 : n0, col0 = row_major ? n0 : m0;
+  const int runs_per_line = run_len / 8;
+  for (int r = threadIdx.x - 128; r < lines * runs_per_line; r += kConsumerThreads) {
+    const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+    if (line >= valid_lines || col >= valid_len) continue;
+    __nv_bfloat16* dst = out + (line0 + line) * p.out_ld + col0 + col;
+    const __nv_bfloat16* src = tile + line * pitch + col;
+    if (p.out_vectorized && col + 8 <= valid_len) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+      for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
+    }
+  }
+}
+
+}  // namespace tgv::kernels::sm90

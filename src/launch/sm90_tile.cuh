@@ -1,0 +1,53 @@
+// The body of launch_sm90_tile, included by each instance file: picks the
+// operand-major pair, opts into the shared memory once per device, launches.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "common/cuda_check.hpp"
+#include "kernels/sm90/tgv_gemm_sm90.cuh"
+#include "launch/sm90_tile.hpp"
+
+namespace tgv::detail {
+
+template <class T>
+void launch_sm90_instance(const Sm90Launch& l) {
+  auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
+  // Raising the dynamic shared-memory limit is a driver call: do it once per
+  // device, to the most any stage count of this instance can ask for.
+  static std::atomic<uint64_t> opted_in{0};
+  const uint64_t bit = uint64_t(1) << (l.device % 64);
+  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
+    TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSm90SmemBytes)));
+    opted_in.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  if (T::kEpilogueBytes > l.smem_bytes - kSmemReserveBytes)
+    throw Error(TGV_ERROR_INTERNAL, "the SM90 epilogue tile does not fit the pipeline ring");
+  cudaLaunchConfig_t config{};
+  config.gridDim = l.grid;
+  config.blockDim = dim3(T::kThreads);
+  config.dynamicSmemBytes = static_cast<size_t>(l.smem_bytes);
+  config.stream = l.stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attr;
+  config.numAttrs = l.pdl ? 1 : 0;
+  TGV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, l.tmap_w, l.tmap_x, l.params));
+}
+
+template <int kCtaM, int kCtaN>
+void launch_sm90_tile(const Sm90Launch& l) {
+  using cute::GMMA::Major;
+  using namespace kernels::sm90;
+  if (!l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::K, Major::K>>(l);
+  if (!l.w_mn_major && l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::K, Major::MN>>(l);
+  if (l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::MN, Major::K>>(l);
+  return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::MN, Major::MN>>(l);
+}
+
+}  // namespace tgv::detail
+
+#define TGV_INSTANTIATE_SM90_TILE(m, n) \
+  template void tgv::detail::launch_sm90_tile<m, n>(const tgv::detail::Sm90Launch&);

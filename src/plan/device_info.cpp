@@ -1,0 +1,42 @@
+#include "plan/device_info.hpp"
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+
+#include "common/cuda_check.hpp"
+
+namespace tgv::detail {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+DeviceInfo query(int ordinal) {
+  DeviceInfo d;
+  d.ordinal = ordinal;
+  cudaDeviceProp prop{};
+  TGV_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  d.cc_major = prop.major;
+  d.cc_minor = prop.minor;
+  d.num_sms = prop.multiProcessorCount;
+  d.smem_optin_bytes = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
+  d.name = prop.name;
+  return d;
+}
+
+}  // namespace
+
+const DeviceInfo& current_device_info() {
+  static std::array<std::unique_ptr<DeviceInfo>, kMaxDevices> cache;
+  static std::array<std::once_flag, kMaxDevices> once;
+  int ordinal = 0;
+  TGV_CUDA_CHECK(cudaGetDevice(&ordinal));
+  if (ordinal < 0 || ordinal >= kMaxDevices)
+    throw Error(TGV_ERROR_NOT_SUPPORTED, "device ordinal beyond the 64 devices tgv-gemm tracks");
+  std::call_once(once[ordinal], [&] { cache[ordinal] = std::make_unique<DeviceInfo>(query(ordinal)); });
+  return *cache[ordinal];
+}
+
+}  // namespace tgv::detail

@@ -1,0 +1,23 @@
+// What planning needs to know about a GPU, read once per device and cached.
+// Plain data so the planner can be unit-tested on a machine without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tgv::detail {
+
+struct DeviceInfo {
+  int32_t ordinal = 0;
+  int32_t cc_major = 0, cc_minor = 0;
+  int32_t num_sms = 0;
+  int64_t smem_optin_bytes = 0;  // dynamic shared memory a block may opt into
+  std::string name;
+
+  int32_t sm() const { return cc_major * 10 + cc_minor; }
+};
+
+// The current device's info (cudaGetDevice), cached per ordinal; thread-safe.
+const DeviceInfo& current_device_info();
+
+}  // namespace tgv::detail

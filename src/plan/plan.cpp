@@ -1,0 +1,104 @@
+#include "plan/plan.hpp"
+
+#include <cstdint>
+
+#include "common/error.hpp"
+#include "common/strfmt.hpp"
+#include "tactics/tactics.hpp"
+
+namespace tgv::detail {
+namespace {
+
+constexpr int64_t kTmaPlaneLimit = int64_t(1) << 32;   // bytes one TMA plane may span
+constexpr int64_t kTmaStrideLimit = int64_t(1) << 40;  // bytes, per tensor-map stride
+constexpr int64_t kMaxGridYZ = 65535;                  // grid.y carries token tiles, grid.z batches
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Bytes of the (outer x ld) plane a tensor map describes for one batch.
+std::string tma_reason(const char* op, const Operand& o, int64_t rows, int64_t k, int64_t l) {
+  const int64_t outer = o.major == Major::K ? rows : k;
+  const int64_t plane = outer * o.ld * 2;
+  if (plane >= kTmaPlaneLimit)
+    return strfmt("%s spans %lld bytes per batch (%lld rows of %lld bytes): over the 4 GiB that TMA's 32-bit plane "
+                  "reaches",
+                  op, (long long)plane, (long long)outer, (long long)(o.ld * 2));
+  if (o.batch_stride * 2 >= kTmaStrideLimit)
+    return strfmt("%s_stride_l=%lld: over TMA's 2^40-byte stride limit", op, (long long)o.batch_stride);
+  if (l > 1 && o.batch_stride == 0)
+    return strfmt("%s_stride_l=0 with l=%lld: the tgv kernels do not broadcast an input over the batch", op,
+                  (long long)l);
+  return {};
+}
+
+}  // namespace
+
+std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id, int32_t split_k) {
+  const int sm = dev.sm();
+  if (sm < 90)
+    return strfmt("the tgv kernels need sm_90 or newer; device %d (%s) is sm_%d", dev.ordinal, dev.name.c_str(), sm);
+  if (sm == 100 || sm == 103)
+    return strfmt("the tgv kernels for sm_%d (Blackwell) are not built yet; use backend=cublas or auto", sm);
+  if (sm != 90) return strfmt("no tgv kernel for sm_%d (%s)", sm, dev.name.c_str());
+#ifndef TGV_WITH_SM90
+  return "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)";
+#endif
+  if (g.l > kMaxGridYZ) return strfmt("l=%lld: over the %lld batches one grid holds", (long long)g.l, (long long)kMaxGridYZ);
+  if (g.m > kMaxGridYZ * 8)
+    return strfmt("m=%lld: over the %lld tokens one grid holds", (long long)g.m, (long long)(kMaxGridYZ * 8));
+  if (split_k > 1) return strfmt("split_k=%d: split-K is not implemented in the tgv kernels yet", split_k);
+  for (const std::string& r :
+       {tma_reason("x", g.x, g.m, g.k, g.l), tma_reason("w", g.w, g.n, g.k, g.l)})
+    if (!r.empty()) return r;
+  if (tactic_id >= 0) {
+    const Tactic& t = tactic(tactic_id);
+    if (t.arch != 90) return strfmt("tactic=%d is an sm_%d tactic; this device is sm_%d", tactic_id, t.arch, sm);
+    if (stages_for(t, dev.smem_optin_bytes) == 0)
+      return strfmt("tactic=%d needs %lld bytes of shared memory for two stages; the device offers %lld", tactic_id,
+                    (long long)smem_bytes_for(t, 2), (long long)dev.smem_optin_bytes);
+  }
+  return {};
+}
+
+int32_t ladder(const GemmDesc& g, const DeviceInfo& dev) {
+  // The token tile: the smallest that covers M, so every weight tile is read once.
+  const int64_t want = g.m < 256 ? g.m : 256;
+  int32_t cta_n = 256;
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.cta_k == 128 && t.cta_n >= want && t.cta_n < cta_n) cta_n = t.cta_n;
+  }
+  int32_t best = -1;
+  int64_t best_ctas = 0;
+  for (int32_t i = 0; i < kNumTactics; ++i) {  // table order: cta_m = 64 before 128
+    const Tactic& t = tactics()[i];
+    if (t.cta_k != 128 || t.cta_n != cta_n || stages_for(t, dev.smem_optin_bytes) == 0) continue;
+    const int64_t ctas = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+    if (ctas <= dev.num_sms) return t.id;
+    if (best < 0 || ctas < best_ctas) {
+      best = t.id;
+      best_ctas = ctas;
+    }
+  }
+  if (best < 0) throw Error(TGV_ERROR_INTERNAL, "tactic ladder found no tactic that fits shared memory");
+  return best;
+}
+
+Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
+  Plan p;
+  p.pdl = o.pdl != 0;
+  if (o.backend == TGV_BACKEND_CUBLAS) return p;
+  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic, o.split_k);
+  const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1;
+  if (!reason.empty()) {
+    if (tgv_required) throw_unsupported(reason);
+    return p;  // auto: cuBLASLt serves what our kernels cannot
+  }
+  p.backend = TGV_BACKEND_TGV;
+  p.tactic = o.tactic >= 0 ? o.tactic : ladder(g, dev);
+  p.stages = stages_for(tactic(p.tactic), dev.smem_optin_bytes);
+  p.split_k = 1;
+  return p;
+}
+
+}  // namespace tgv::detail

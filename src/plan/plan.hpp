@@ -1,0 +1,42 @@
+// The dispatcher: which backend and which tactic run a validated request.
+// Pure C++ over GemmDesc and DeviceInfo, so every rule is unit-tested on a CPU.
+//
+// Rule (see docs/design.md):
+//   1. backend=cublas          -> cuBLASLt.
+//   2. backend=tgv             -> our kernel, or an error saying why it cannot run
+//                                 (device arch, layout, TMA limits, tactic).
+//   3. backend=auto            -> our kernel where it can run on this device,
+//                                 else cuBLASLt.
+//   Tactic: the explicit one, else the one-wave ladder (ladder()).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/gemm_desc.hpp"
+#include "plan/device_info.hpp"
+#include "tgv/tgv.h"
+
+namespace tgv::detail {
+
+struct Plan {
+  tgv_backend backend = TGV_BACKEND_CUBLAS;
+  int32_t tactic = -1;  // tgv only
+  int32_t stages = 0;   // tgv only
+  int32_t split_k = 1;  // tgv only
+  bool pdl = false;
+};
+
+// Why the tgv kernels cannot serve this request on this device; empty if they can.
+// `tactic` is the explicit id or -1.
+std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic, int32_t split_k);
+
+// The seed's one-wave ladder, on the device's SM count: among tactics whose
+// token tile covers all of M (so the weights are read once), the first, in
+// ladder order, whose grid fits one wave; else the one with the fewest CTAs.
+int32_t ladder(const GemmDesc& g, const DeviceInfo& dev);
+
+// Throws detail::Error (NOT_SUPPORTED) for backend=tgv when tgv cannot serve.
+Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev);
+
+}  // namespace tgv::detail

@@ -1,0 +1,49 @@
+#include "tactics/tactics.hpp"
+
+#include <array>
+
+#include "common/error.hpp"
+#include "common/strfmt.hpp"
+
+namespace tgv::detail {
+namespace {
+
+constexpr std::array<Tactic, kNumTactics> build() {
+  std::array<Tactic, kNumTactics> list{};
+  constexpr int32_t tiles[][2] = {
+#define TGV_TILE_ROW(m, n) {m, n},
+      TGV_SM90_TILES(TGV_TILE_ROW)
+#undef TGV_TILE_ROW
+  };
+  int32_t id = 0;
+  for (int32_t cta_k : kSm90CtaKs)
+    for (const auto& tile : tiles) {
+      list[id] = Tactic{id, 90, tile[0], tile[1], cta_k, 1};
+      ++id;
+    }
+  return list;
+}
+
+constexpr std::array<Tactic, kNumTactics> kTactics = build();
+
+}  // namespace
+
+const Tactic* tactics() { return kTactics.data(); }
+
+const Tactic& tactic(int32_t id) {
+  if (id < 0 || id >= kNumTactics)
+    throw_invalid(strfmt("tactic=%d: must be -1 (auto) or an id in [0, %d)", id, kNumTactics));
+  return kTactics[id];
+}
+
+int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n) * t.cta_k * 2; }
+
+int32_t stages_for(const Tactic& t, int64_t smem_bytes) {
+  const int64_t fit = (smem_bytes - kSmemReserveBytes) / stage_bytes(t);
+  if (fit < 2) return 0;
+  return fit > kMaxStages ? kMaxStages : static_cast<int32_t>(fit);
+}
+
+int64_t smem_bytes_for(const Tactic& t, int32_t stages) { return kSmemReserveBytes + stage_bytes(t) * stages; }
+
+}  // namespace tgv::detail
