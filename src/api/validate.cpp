@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
+#include "tactics/tactics.hpp"
 
 namespace tgv::detail {
 namespace {
@@ -170,7 +171,8 @@ void validate_options(const tgv_options& o, int32_t num_tactics) {
   if (o.tactic >= 0 && o.backend == TGV_BACKEND_CUBLAS)
     throw_invalid(strfmt("tactic=%d names a tgv kernel, but backend=cublas", o.tactic));
   if (o.pdl != 0 && o.pdl != 1) throw_invalid(strfmt("pdl=%d: must be 0 or 1", o.pdl));
-  if (o.split_k < 0) throw_invalid(strfmt("split_k=%d: must be 0 (auto) or a factor >= 1", o.split_k));
+  if (o.split_k < 0 || o.split_k > kMaxSplitK)
+    throw_invalid(strfmt("split_k=%d: must be 0 (auto) or a factor in [1, %d]", o.split_k, kMaxSplitK));
   if (o.split_k > 1 && o.backend == TGV_BACKEND_CUBLAS)
     throw_invalid(strfmt("split_k=%d applies to the tgv backend, but backend=cublas", o.split_k));
 }

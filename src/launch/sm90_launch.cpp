@@ -91,13 +91,15 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.cta_k = t.cta_k;
   p.num_k_blocks = static_cast<int32_t>((g.k + t.cta_k - 1) / t.cta_k);
   p.stages = plan.stages;
+  p.split_k = plan.split_k;
   p.out_row_major = g.out.row_major ? 1 : 0;
   p.out_ld = g.out.ld;
   p.out_batch_stride = g.out.batch_stride;
   p.out_vectorized = (g.out.ld % 8 == 0 && g.out.batch_stride % 8 == 0) ? 1 : 0;
   l.smem_bytes = static_cast<int>(smem_bytes_for(t, plan.stages));
-  l.grid = dim3(static_cast<unsigned>((g.n + t.cta_m - 1) / t.cta_m), static_cast<unsigned>((g.m + t.cta_n - 1) / t.cta_n),
-                static_cast<unsigned>(g.l));
+  // The split_k CTAs of a tile are adjacent in x: one cluster.
+  l.grid = dim3(static_cast<unsigned>((g.n + t.cta_m - 1) / t.cta_m * plan.split_k),
+                static_cast<unsigned>((g.m + t.cta_n - 1) / t.cta_n), static_cast<unsigned>(g.l));
 
 #define TGV_DISPATCH_SM90_TILE(cm, cn) \
   if (t.cta_m == cm && t.cta_n == cn) return launch_sm90_tile<cm, cn>(l);

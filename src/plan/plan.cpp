@@ -12,6 +12,10 @@ namespace {
 constexpr int64_t kTmaPlaneLimit = int64_t(1) << 32;   // bytes one TMA plane may span
 constexpr int64_t kTmaStrideLimit = int64_t(1) << 40;  // bytes, per tensor-map stride
 constexpr int64_t kMaxGridYZ = 65535;                  // grid.y carries token tiles, grid.z batches
+// Auto split-K: powers of two, so clusters pack the GPCs; each slice keeps
+// enough K blocks to fill its pipeline.
+constexpr int32_t kMaxAutoSplitK = 8;
+constexpr int64_t kMinKBlocksPerSplit = 4;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -33,7 +37,7 @@ std::string tma_reason(const char* op, const Operand& o, int64_t rows, int64_t k
 
 }  // namespace
 
-std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id, int32_t split_k) {
+std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id) {
   const int sm = dev.sm();
   if (sm < 90)
     return strfmt("the tgv kernels need sm_90 or newer; device %d (%s) is sm_%d", dev.ordinal, dev.name.c_str(), sm);
@@ -46,7 +50,6 @@ std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int
   if (g.l > kMaxGridYZ) return strfmt("l=%lld: over the %lld batches one grid holds", (long long)g.l, (long long)kMaxGridYZ);
   if (g.m > kMaxGridYZ * 8)
     return strfmt("m=%lld: over the %lld tokens one grid holds", (long long)g.m, (long long)(kMaxGridYZ * 8));
-  if (split_k > 1) return strfmt("split_k=%d: split-K is not implemented in the tgv kernels yet", split_k);
   for (const std::string& r :
        {tma_reason("x", g.x, g.m, g.k, g.l), tma_reason("w", g.w, g.n, g.k, g.l)})
     if (!r.empty()) return r;
@@ -84,11 +87,19 @@ int32_t ladder(const GemmDesc& g, const DeviceInfo& dev) {
   return best;
 }
 
+int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) {
+  const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+  const int64_t k_blocks = ceil_div(g.k, t.cta_k);
+  for (int32_t split = kMaxAutoSplitK; split > 1; split /= 2)
+    if (tiles * split <= dev.num_sms && k_blocks >= kMinKBlocksPerSplit * split) return split;
+  return 1;
+}
+
 Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
   Plan p;
   p.pdl = o.pdl != 0;
   if (o.backend == TGV_BACKEND_CUBLAS) return p;
-  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic, o.split_k);
+  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic);
   const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1;
   if (!reason.empty()) {
     if (tgv_required) throw_unsupported(reason);
@@ -96,8 +107,13 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
   }
   p.backend = TGV_BACKEND_TGV;
   p.tactic = o.tactic >= 0 ? o.tactic : ladder(g, dev);
-  p.stages = stages_for(tactic(p.tactic), dev.smem_optin_bytes);
-  p.split_k = 1;
+  const Tactic& t = tactic(p.tactic);
+  p.stages = stages_for(t, dev.smem_optin_bytes);
+  const int64_t k_blocks = ceil_div(g.k, t.cta_k);
+  if (o.split_k > k_blocks)
+    throw_invalid(strfmt("split_k=%d: more than the %lld K blocks of %d columns that k=%lld has", o.split_k,
+                         (long long)k_blocks, t.cta_k, (long long)g.k));
+  p.split_k = o.split_k > 0 ? o.split_k : auto_split_k(g, t, dev);
   return p;
 }
 

@@ -8,6 +8,7 @@
 //   3. backend=auto            -> our kernel where it can run on this device,
 //                                 else cuBLASLt.
 //   Tactic: the explicit one, else the one-wave ladder (ladder()).
+//   Split-K: the explicit factor, else auto_split_k().
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "common/gemm_desc.hpp"
 #include "plan/device_info.hpp"
+#include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
 
 namespace tgv::detail {
@@ -29,12 +31,16 @@ struct Plan {
 
 // Why the tgv kernels cannot serve this request on this device; empty if they can.
 // `tactic` is the explicit id or -1.
-std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic, int32_t split_k);
+std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic);
 
 // The seed's one-wave ladder, on the device's SM count: among tactics whose
 // token tile covers all of M (so the weights are read once), the first, in
 // ladder order, whose grid fits one wave; else the one with the fewest CTAs.
 int32_t ladder(const GemmDesc& g, const DeviceInfo& dev);
+
+// Split-K when the tiles cannot fill the device: the largest power of two up
+// to 8 whose CTAs still fit one wave, with at least 4 K blocks per slice.
+int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
 
 // Throws detail::Error (NOT_SUPPORTED) for backend=tgv when tgv cannot serve.
 Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev);

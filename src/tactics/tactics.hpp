@@ -55,6 +55,10 @@ const Tactic& tactic(int32_t id);
 // fixed reserve beside the ring.
 inline constexpr int64_t kSmemReserveBytes = 1024;
 inline constexpr int32_t kMaxStages = 16;
+// Split-K runs the slices of a tile as one cluster: 16 CTAs is the largest
+// (non-portable) cluster Hopper schedules.
+inline constexpr int32_t kMaxSplitK = 16;
+static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8, "a full and an empty mbarrier per stage");
 int64_t stage_bytes(const Tactic& t);
 // Deepest pipeline that fits `smem_bytes` of dynamic shared memory per block
 // (0 when not even two stages fit).

@@ -8,6 +8,11 @@
 //   warpgroup 0          producers: warp 0 streams W, warp 1 streams x
 //   warpgroups 1..       consumers: wgmma over 64 weight rows each, then the epilogue
 //
+// Split-K: with split_k > 1, the split_k CTAs of a cluster share one output tile,
+// each streaming a contiguous slice of the K blocks. The partial sums meet in
+// the leader's registers through distributed shared memory, added in rank
+// order, so the result is bitwise repeatable and needs no workspace.
+//
 // Pipeline: `stages` ring slots, each a (kCtaM x cta_k) W tile and a
 // (kCtaN x cta_k) x tile, guarded by a full and an empty mbarrier. W does not
 // depend on the previous kernel, so with PDL its producer fills the ring before
@@ -18,6 +23,8 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 
+#include <cooperative_groups.h>
+#include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/arch/mma_sm90.hpp>
 #include <cute/atom/mma_traits_sm90_gmma.hpp>
@@ -82,6 +89,7 @@ struct Traits {
   static constexpr int kEpilogueBytes =
       2 * (kCtaN * kStagePitchRowMajor > kCtaM * kStagePitchColMajor ? kCtaN * kStagePitchRowMajor
                                                                       : kCtaM * kStagePitchColMajor);
+  static constexpr int kPartialBytes = kCtaM * kCtaN * 4;  // a CTA's fp32 partial sums, for split-K
 };
 
 template <class Mma, size_t... I>
@@ -103,9 +111,14 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   const int warp = __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
   const int lane = threadIdx.x % 32;
-  const int n0 = blockIdx.x * T::kCtaM;  // first weight row
-  const int m0 = blockIdx.y * T::kCtaN;  // first token
+  const int rank = blockIdx.x % p.split_k;          // rank in the split-K cluster
+  const int n0 = (blockIdx.x / p.split_k) * T::kCtaM;  // first weight row
+  const int m0 = blockIdx.y * T::kCtaN;               // first token
   const int batch = blockIdx.z;
+  // This CTA's slice of the K blocks.
+  const int kb_begin = rank * p.num_k_blocks / p.split_k;
+  const int kb_end = (rank + 1) * p.num_k_blocks / p.split_k;
+  const int num_kb = kb_end - kb_begin;
 
   if (threadIdx.x == 0) {
     cute::prefetch_tma_descriptor(&tmap_w);
@@ -123,9 +136,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_dealloc<40>();
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
-      for (int kb = 0; kb < p.num_k_blocks; ++kb) {
-        const int s = kb % p.stages;
-        Barrier::wait(empty + s, ((kb / p.stages) & 1) ^ 1);
+      for (int i = 0; i < num_kb; ++i) {
+        const int s = i % p.stages, kb = kb_begin + i;
+        Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
         Barrier::arrive_and_expect_tx(full + s, w_stage_bytes);
         uint8_t* dst = smem + s * stage_bytes;
         for (int c = 0; c < chunks; ++c) {
@@ -144,9 +157,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     } else if (warp == 1 && lane == 0) {
       // x producer: the activations are the previous kernel's output.
       griddep_wait();
-      for (int kb = 0; kb < p.num_k_blocks; ++kb) {
-        const int s = kb % p.stages;
-        Barrier::wait(empty + s, ((kb / p.stages) & 1) ^ 1);
+      for (int i = 0; i < num_kb; ++i) {
+        const int s = i % p.stages, kb = kb_begin + i;
+        Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
         Barrier::arrive_and_expect_tx(full + s, T::kCtaN * p.cta_k * 2);
         uint8_t* dst = smem + s * stage_bytes + w_stage_bytes;
         for (int c = 0; c < chunks; ++c) {
@@ -162,6 +175,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           }
         }
       }
+    }
+    // The producers take part in the split-K cluster barriers, nothing else.
+    // Reconverge first: barrier.cluster is .aligned, and lane 0 ran the loops alone.
+    __syncwarp();
+    if (p.split_k > 1) {
+      cute::cluster_sync();
+      cute::cluster_sync();
     }
     return;
   }
@@ -180,10 +200,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int row_lo = consumer * 64 + (wthread / 32) * 16 + lane / 4;
   float bias_lo = 0.0f, bias_hi = 0.0f;
 
-  for (int kb = 0; kb < p.num_k_blocks; ++kb) {
-    const int s = kb % p.stages;
-    Barrier::wait(full + s, (kb / p.stages) & 1);
-    if (kb == 0 && p.bias != nullptr) {
+  for (int i = 0; i < num_kb; ++i) {
+    const int s = i % p.stages;
+    Barrier::wait(full + s, (i / p.stages) & 1);
+    if (i == 0 && rank == 0 && p.bias != nullptr) {
       // Issued once x has landed (so after the previous kernel completed, in
       // case it wrote the bias); its latency hides behind the main loop.
       const auto* bias = static_cast<const __nv_bfloat16*>(p.bias);
@@ -214,11 +234,34 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (wthread == 0) Barrier::arrive(empty + s);
   }
 
-  // ---- epilogue: + bias in fp32, bf16, staged in the ring, coalesced stores --
   constexpr int kConsumerThreads = 128 * T::kConsumers;
+  const int cthread = threadIdx.x - 128;  // index among the consumer threads
   // Every consumer is past its last wgmma before the ring is overwritten, and
   // every TMA write has landed (each full barrier was waited on).
   cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+
+  // ---- split-K: the peers' partial sums into the leader's registers ----------
+  if (p.split_k > 1) {
+    // Register i of consumer thread t at [i][t]: a warp's accesses are consecutive words.
+    auto* partial = reinterpret_cast<float*>(smem);
+    if (rank != 0) {
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) partial[i * kConsumerThreads + cthread] = acc[i];
+    }
+    cute::cluster_sync();  // peers' partials are written and visible cluster-wide
+    if (rank == 0) {
+      auto cluster = cooperative_groups::this_cluster();
+      for (int r = 1; r < p.split_k; ++r) {  // fixed order: bitwise repeatable
+        const float* peer = cluster.map_shared_rank(partial, r);
+#pragma unroll
+        for (int i = 0; i < T::kAccRegs; ++i) acc[i] += peer[i * kConsumerThreads + cthread];
+      }
+    }
+    cute::cluster_sync();  // the peers stay resident until the leader has read them
+    if (rank != 0) return;
+  }
+
+  // ---- epilogue: + bias in fp32, bf16, staged in the ring, coalesced stores --
   auto* tile = reinterpret_cast<__nv_bfloat16*>(smem);
   const bool row_major = p.out_row_major != 0;
 #pragma unroll
@@ -244,7 +287,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
   const int64_t line0 = row_major ? m0 : n0, col0 = row_major ? n0 : m0;
   const int runs_per_line = run_len / 8;
-  for (int r = threadIdx.x - 128; r < lines * runs_per_line; r += kConsumerThreads) {
+  for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
     const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
     if (line >= valid_lines || col >= valid_len) continue;
     __nv_bfloat16* dst = out + (line0 + line) * p.out_ld + col0 + col;

@@ -1,0 +1,175 @@
+#include "cli.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace {
+
+constexpr const char* kUsage =
+    R"(usage: tgv-bench [options]
+
+Checks and times bf16 GEMMs out[M x N] = x[M x K] . W[N x K]^T (+bias) through the
+tgv-gemm API. Each backend's result is compared with an fp32 reference, then timed
+as CUDA-graph replays of back-to-back GEMMs over rotating weight copies (cold
+weights, as in a decode step). The floor is the bytes of W + x + out over the
+device's streaming-read bandwidth, measured at the start of the run.
+
+options:
+  --model NAME     only shapes whose model name contains NAME (any case)
+  --shapes FILE    shapes from FILE: one `label N K` per line, '#' starts a
+                   comment; the model name is FILE's base name
+                   (default: Llama-3.1-8B, Llama-3.1-70B TP8, DeepSeek-V3 TP8,
+                   gpt-oss-120b TP4)
+  --m LIST         token counts, comma-separated (default 1,2,4,8,16,32,64,128,256)
+  --backend LIST   among tgv,cublas, comma-separated (default tgv,cublas); a
+                   backend that answers NOT_SUPPORTED is skipped with a note
+  --tactic ID      tactic id for the tgv backend (default -1: the library picks)
+  --pdl 0|1        programmatic dependent launch (default 1)
+  --mode MODE      isolated (default) or chain
+  --bias           add a bias of N elements
+  --reps N         timed graph replays; the median is reported (default 9)
+  --csv FILE       also write the results as CSV
+  --json FILE      also write the results and the run's provenance as JSON
+  --help           this text
+
+exit status: 0 when every check passed; 1 when a check failed, a backend
+returned an error, a CUDA call failed or there is no GPU; 2 for bad usage.
+)";
+
+bool parse_int(const std::string& text, int64_t lo, int64_t hi, int64_t* value) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  *value = v;
+  return true;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) return parts;
+    begin = comma + 1;
+  }
+}
+
+// Quotes an argument so that the header's command line can be pasted back into a shell.
+std::string shell_quote(const std::string& arg) {
+  constexpr const char* kSafe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%";
+  if (!arg.empty() && arg.find_first_not_of(kSafe) == std::string::npos) return arg;
+  std::string quoted = "'";
+  for (const char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+bool parse_ms(const std::string& text, std::vector<int64_t>* ms, std::string* error) {
+  ms->clear();
+  for (const std::string& part : split_commas(text)) {
+    int64_t m = 0;
+    if (!parse_int(part, 1, 65536, &m)) {
+      *error = "--m: '" + part + "' is not a token count in [1, 65536]";
+      return false;
+    }
+    ms->push_back(m);
+  }
+  return true;
+}
+
+bool parse_backends(const std::string& text, std::vector<BackendChoice>* backends, std::string* error) {
+  backends->clear();
+  for (const std::string& name : split_commas(text)) {
+    BackendChoice choice;
+    if (name == "tgv") {
+      choice = {name, tgv::Backend::Tgv};
+    } else if (name == "cublas") {
+      choice = {name, tgv::Backend::Cublas};
+    } else {
+      *error = "--backend: '" + name + "' is not one of tgv, cublas";
+      return false;
+    }
+    bool seen = false;
+    for (const BackendChoice& b : *backends) seen = seen || b.name == name;
+    if (!seen) backends->push_back(choice);
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* usage_text() { return kUsage; }
+
+CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
+  *cli = Cli{};
+  cli->backends = {{"tgv", tgv::Backend::Tgv}, {"cublas", tgv::Backend::Cublas}};
+  cli->ms = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) cli->command_line += ' ';
+    cli->command_line += shell_quote(argv[i]);
+  }
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string option = argv[i];
+    if (option == "--help" || option == "-h") return CliAction::Help;
+    if (option == "--bias") {
+      cli->bias = true;
+      continue;
+    }
+    const bool takes_value = option == "--model" || option == "--shapes" || option == "--m" ||
+                             option == "--backend" || option == "--tactic" || option == "--pdl" ||
+                             option == "--mode" || option == "--reps" || option == "--csv" ||
+                             option == "--json";
+    if (!takes_value) {
+      *error = "unknown option '" + option + "'";
+      return CliAction::Error;
+    }
+    if (i + 1 >= argc) {
+      *error = option + " needs a value";
+      return CliAction::Error;
+    }
+    const std::string value = argv[++i];
+    int64_t number = 0;
+    if (option == "--model") {
+      cli->model_filter = value;
+    } else if (option == "--shapes") {
+      cli->shapes_file = value;
+    } else if (option == "--csv") {
+      cli->csv_path = value;
+    } else if (option == "--json") {
+      cli->json_path = value;
+    } else if (option == "--m") {
+      if (!parse_ms(value, &cli->ms, error)) return CliAction::Error;
+    } else if (option == "--backend") {
+      if (!parse_backends(value, &cli->backends, error)) return CliAction::Error;
+    } else if (option == "--tactic") {
+      if (!parse_int(value, -1, INT32_MAX, &number)) {
+        *error = "--tactic: '" + value + "' is not -1 or a tactic id";
+        return CliAction::Error;
+      }
+      cli->tactic = static_cast<int32_t>(number);
+    } else if (option == "--pdl") {
+      if (value != "0" && value != "1") {
+        *error = "--pdl: '" + value + "' is not 0 or 1";
+        return CliAction::Error;
+      }
+      cli->pdl = value == "1";
+    } else if (option == "--mode") {
+      if (value != "isolated" && value != "chain") {
+        *error = "--mode: '" + value + "' is not isolated or chain";
+        return CliAction::Error;
+      }
+      cli->mode = value == "chain" ? Mode::Chain : Mode::Isolated;
+    } else if (option == "--reps") {
+      if (!parse_int(value, 1, 1000, &number)) {
+        *error = "--reps: '" + value + "' is not a count in [1, 1000]";
+        return CliAction::Error;
+      }
+      cli->reps = static_cast<int>(number);
+    }
+  }
+  return CliAction::Run;
+}

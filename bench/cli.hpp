@@ -1,0 +1,37 @@
+// The command line of tgv-bench: what to run, how, and where to write it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tgv/tgv.hpp"
+
+struct BackendChoice {
+  std::string name;  // as typed after --backend; also the table's column name
+  tgv::Backend id;
+};
+
+enum class Mode { Isolated, Chain };
+
+struct Cli {
+  std::vector<BackendChoice> backends;
+  std::vector<int64_t> ms;
+  std::string model_filter;
+  std::string shapes_file;
+  std::string csv_path;
+  std::string json_path;
+  int32_t tactic = tgv::kAutoTactic;
+  bool pdl = true;
+  bool bias = false;
+  int reps = 9;
+  Mode mode = Mode::Isolated;
+  std::string command_line;  // argv, shell-quoted where needed, for the report header
+};
+
+enum class CliAction { Run, Help, Error };
+
+// Fills `cli` from argv (defaults for what is not given). On Error, `error` says why.
+CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error);
+
+const char* usage_text();

@@ -1,0 +1,46 @@
+// The results: one table on a stream (with its provenance header), and CSV / JSON files.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+enum class Outcome { Timed, Fail, Error, NotSupported };
+
+struct Measurement {  // one backend on one row
+  Outcome outcome = Outcome::Error;
+  double us = 0;      // per GEMM, when Timed
+  std::string note;   // why not Timed
+};
+
+struct Row {  // one shape at one M
+  std::string model, label;
+  int64_t n = 0, k = 0, m = 0;
+  double bytes = 0;      // W + x + out: what the floor and GB/s count
+  double floor_us = 0;   // bytes over the measured read bandwidth
+  int sets = 0;          // rotating weight copies
+  int gemms_per_graph = 0;
+  std::vector<Measurement> results;  // one per backend, in RunInfo::backends order
+};
+
+struct RunInfo {
+  std::string gpu;
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  double read_gbps = 0;
+  std::string date_utc;
+  std::string command;
+  std::string library_version;
+  std::vector<std::string> backends;
+  int reps = 0;
+  int min_gemms_per_graph = 0;
+  int64_t rotation_bytes = 0;  // the least total of the weight copies a graph cycles through
+};
+
+// Header line (provenance), method line, the table, then notes on what was not timed.
+void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& rows);
+
+// One record per (row, backend). Return false with `error` set when the file cannot be written.
+bool write_csv(const std::string& path, const RunInfo& info, const std::vector<Row>& rows, std::string* error);
+bool write_json(const std::string& path, const RunInfo& info, const std::vector<Row>& rows, std::string* error);
