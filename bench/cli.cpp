@@ -24,6 +24,8 @@ options:
   --backend LIST   among tgv,cublas, comma-separated (default tgv,cublas); a
                    backend that answers NOT_SUPPORTED is skipped with a note
   --tactic ID      tactic id for the tgv backend (default -1: the library picks)
+  --split-k N      split-K factor for the tgv backend (default 0: the library picks)
+  --host-overhead  also time the host side of eager calls (us per call, a column per backend)
   --pdl 0|1        programmatic dependent launch (default 1)
   --mode MODE      isolated (default) or chain
   --bias           add a bias of N elements
@@ -119,8 +121,12 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       cli->bias = true;
       continue;
     }
+    if (option == "--host-overhead") {
+      cli->host_overhead = true;
+      continue;
+    }
     const bool takes_value = option == "--model" || option == "--shapes" || option == "--m" ||
-                             option == "--backend" || option == "--tactic" || option == "--pdl" ||
+                             option == "--backend" || option == "--tactic" || option == "--split-k" || option == "--pdl" ||
                              option == "--mode" || option == "--reps" || option == "--csv" ||
                              option == "--json";
     if (!takes_value) {
@@ -151,6 +157,12 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
         return CliAction::Error;
       }
       cli->tactic = static_cast<int32_t>(number);
+    } else if (option == "--split-k") {
+      if (!parse_int(value, 0, 16, &number)) {
+        *error = "--split-k: '" + value + "' is not 0 (auto) or a factor in [1, 16]";
+        return CliAction::Error;
+      }
+      cli->split_k = static_cast<int32_t>(number);
     } else if (option == "--pdl") {
       if (value != "0" && value != "1") {
         *error = "--pdl: '" + value + "' is not 0 or 1";

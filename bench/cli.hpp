@@ -22,6 +22,8 @@ struct Cli {
   std::string csv_path;
   std::string json_path;
   int32_t tactic = tgv::kAutoTactic;
+  int32_t split_k = tgv::kAutoSplitK;
+  bool host_overhead = false;
   bool pdl = true;
   bool bias = false;
   int reps = 9;

@@ -12,7 +12,9 @@
 #include "bandwidth.hpp"
 #include "buffers.hpp"
 #include "cli.hpp"
+#include "chain.hpp"
 #include "cuda_check.hpp"
+#include "host_overhead.hpp"
 #include "reference.hpp"
 #include "report.hpp"
 #include "shapes.hpp"
@@ -81,7 +83,10 @@ Measurement measure(const BackendChoice& backend, const Cli& cli, const Rotating
   tgv::Options options;
   options.backend = backend.id;
   options.pdl = cli.pdl;
-  if (backend.id == tgv::Backend::Tgv) options.tactic = cli.tactic;
+  if (backend.id == tgv::Backend::Tgv) {
+    options.tactic = cli.tactic;
+    options.split_k = cli.split_k;
+  }
 
   buffers.poison_out(0, m, stream);
   tgv::Status status = tgv::gemm(buffers.problem(0, m), options, stream);
@@ -104,7 +109,9 @@ Measurement measure(const BackendChoice& backend, const Cli& cli, const Rotating
     return s ? std::string() : describe(s);
   });
   if (!timing.error.empty()) return {Outcome::Error, 0, timing.error};
-  return {Outcome::Timed, timing.median_ms * 1e3 / calls, ""};
+  Measurement timed{Outcome::Timed, timing.median_ms * 1e3 / calls, ""};
+  if (cli.host_overhead) timed.host_us = host_us_per_call(buffers, m, options, stream);
+  return timed;
 }
 
 }  // namespace
@@ -121,10 +128,6 @@ int main(int argc, char** argv) {
       return 2;
     case CliAction::Run:
       break;
-  }
-  if (cli.mode == Mode::Chain) {
-    std::fprintf(stderr, "chain mode arrives with the speed issue\n");
-    return 2;
   }
   std::vector<Shape> shapes = default_shapes();
   if (!cli.shapes_file.empty() && !load_shapes_file(cli.shapes_file, &shapes, &error)) {
@@ -150,6 +153,11 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  if (cli.mode == Mode::Chain) {
+    std::printf("# tgv-bench %s | %s | %d SMs | %s | %s\n", tgv_version_string(), prop.name, prop.multiProcessorCount,
+                utc_now().c_str(), cli.command_line.c_str());
+    return run_chain(cli, stream);
+  }
 
   RunInfo info;
   info.gpu = prop.name;
@@ -160,6 +168,7 @@ int main(int argc, char** argv) {
   info.library_version = tgv_version_string();
   for (const BackendChoice& b : cli.backends) info.backends.push_back(b.name);
   info.reps = cli.reps;
+  info.host_overhead = cli.host_overhead;
   info.min_gemms_per_graph = kMinGemmsPerGraph;
   info.rotation_bytes =
       static_cast<int64_t>(std::max(kL2Multiple * static_cast<size_t>(prop.l2CacheSize), kMinRotationBytes));

@@ -133,6 +133,8 @@ void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& r
   for (const std::string& b : info.backends) header.push_back(b + " us");
   for (const std::string& b : info.backends) header.push_back(b + " GB/s");
   for (const std::string& b : info.backends) header.push_back(b + " %floor");
+  for (const std::string& b : info.backends)
+    if (info.host_overhead) header.push_back(b + " host us");
   for (size_t b = 0; b < info.backends.size(); ++b) {
     if (static_cast<int>(b) != cublas && cublas >= 0) header.push_back(info.backends[b] + "/cublas");
   }
@@ -147,6 +149,8 @@ void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& r
     }
     for (const Derived& d : derived) line.push_back(format("%.0f", d.gbps));
     for (const Derived& d : derived) line.push_back(format("%.1f%%", d.pct_of_floor));
+    for (const Measurement& r : row.results)
+      if (info.host_overhead) line.push_back(r.host_us > 0 ? format("%.2f", r.host_us) : "-");
     for (size_t b = 0; b < derived.size(); ++b) {
       if (static_cast<int>(b) != cublas && cublas >= 0) line.push_back(format("%.2fx", derived[b].speedup_vs_cublas));
     }

@@ -12,6 +12,7 @@ struct Measurement {  // one backend on one row
   Outcome outcome = Outcome::Error;
   double us = 0;      // per GEMM, when Timed
   std::string note;   // why not Timed
+  double host_us = 0; // host time per eager call, with --host-overhead (0: not measured)
 };
 
 struct Row {  // one shape at one M
@@ -34,6 +35,7 @@ struct RunInfo {
   std::string library_version;
   std::vector<std::string> backends;
   int reps = 0;
+  bool host_overhead = false;  // a host-us column per backend
   int min_gemms_per_graph = 0;
   int64_t rotation_bytes = 0;  // the least total of the weight copies a graph cycles through
 };

@@ -101,7 +101,9 @@ void tgv_default_problem(tgv_problem* problem, int64_t m, int64_t n, int64_t k,
 tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options,
                     void* stream);
 
-/* Checks the problem and options as tgv_gemm would, without launching. */
+/* Checks the problem and options as tgv_gemm would, without launching and
+ * without touching a device: what depends on the device (its architecture,
+ * whether the tgv kernels serve it) is decided by tgv_gemm. */
 tgv_status tgv_validate(const tgv_problem* problem, const tgv_options* options);
 
 /* Number of tactic ids; tgv_get_tactic(i) for i in [0, count) describes one. */

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "common/cuda_check.hpp"
 #include "kernels/sm90/tgv_gemm_sm90.cuh"
@@ -55,14 +56,25 @@ void launch_sm90_instance(const Sm90Launch& l) {
   TGV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, l.tmap_w, l.tmap_x, l.params));
 }
 
+template <int kCtaM, int kCtaN, int kCtaK>
+void launch_sm90_majors(const Sm90Launch& l) {
+  using cute::GMMA::Major;
+  using kernels::sm90::Traits;
+  if (!l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::K>>(l);
+  if (!l.w_mn_major && l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::MN>>(l);
+  if (l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::MN, Major::K>>(l);
+  return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::MN, Major::MN>>(l);
+}
+
+template <int kCtaM, int kCtaN, size_t... I>
+void launch_sm90_cta_k(const Sm90Launch& l, std::index_sequence<I...>) {
+  bool launched = ((l.cta_k == kSm90CtaKs[I] ? (launch_sm90_majors<kCtaM, kCtaN, kSm90CtaKs[I]>(l), true) : false) || ...);
+  if (!launched) throw Error(TGV_ERROR_INTERNAL, strfmt("cta_k=%d has no SM90 kernel", l.cta_k));
+}
+
 template <int kCtaM, int kCtaN>
 void launch_sm90_tile(const Sm90Launch& l) {
-  using cute::GMMA::Major;
-  using namespace kernels::sm90;
-  if (!l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::K, Major::K>>(l);
-  if (!l.w_mn_major && l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::K, Major::MN>>(l);
-  if (l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::MN, Major::K>>(l);
-  return launch_sm90_instance<Traits<kCtaM, kCtaN, Major::MN, Major::MN>>(l);
+  launch_sm90_cta_k<kCtaM, kCtaN>(l, std::make_index_sequence<sizeof(kSm90CtaKs) / sizeof(kSm90CtaKs[0])>{});
 }
 
 }  // namespace tgv::detail

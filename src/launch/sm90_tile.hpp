@@ -14,6 +14,7 @@ struct Sm90Launch {
   CUtensorMap tmap_w, tmap_x;
   kernels::sm90::Params params;
   dim3 grid;
+  int cta_k;
   bool w_mn_major, x_mn_major;
   bool pdl;
   int smem_bytes;

@@ -26,6 +26,13 @@ constexpr std::array<Tactic, kNumTactics> build() {
 
 constexpr std::array<Tactic, kNumTactics> kTactics = build();
 
+constexpr bool cta_ks_fit_the_kernel() {
+  for (int32_t cta_k : kSm90CtaKs)
+    if (cta_k % kSm90ChunkK != 0) return false;
+  return true;
+}
+static_assert(cta_ks_fit_the_kernel(), "cta_k is whole 64-column chunks");
+
 }  // namespace
 
 const Tactic* tactics() { return kTactics.data(); }

@@ -38,6 +38,10 @@ struct Tactic {
   int32_t cluster;
 };
 
+// A stage's reduction depth is cta_k = chunks x 64: one chunk is one 128-byte
+// swizzle span of bf16, the widest box a swizzled TMA load may have. cta_k is
+// a template parameter of the kernel, instantiated for each value below.
+inline constexpr int32_t kSm90ChunkK = 64;
 inline constexpr int32_t kSm90CtaKs[] = {128, 64};
 inline constexpr int32_t kNumSm90Tiles = 0
 #define TGV_COUNT_TILE(m, n) +1

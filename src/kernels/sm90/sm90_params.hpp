@@ -9,17 +9,19 @@
 
 namespace tgv::kernels::sm90 {
 
-// A stage's reduction depth is cta_k = chunks x kChunkK: one chunk is one
-// 128-byte swizzle span of bf16, the widest box a swizzled TMA load may have.
-inline constexpr int kChunkK = 64;
+// A stage's reduction depth is a whole number of kChunkK chunks (see tactics.hpp).
+inline constexpr int kChunkK = detail::kSm90ChunkK;
 using detail::kMaxStages;  // barrier slots reserved beside the ring
 
 struct Params {
   void* out;
   const void* bias;  // nullptr: no bias
   int32_t m, n;      // tokens, weight rows
-  int32_t num_k_blocks, cta_k, stages;
-  int32_t split_k;  // CTAs of a cluster that share one output tile, each over a slice of K
+  int32_t num_k_blocks, stages;
+  int32_t split_k;
+  // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
+  // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.
+  int32_t w_folded, x_folded;  // CTAs of a cluster that share one output tile, each over a slice of K
   int32_t out_row_major;
   int32_t out_vectorized;  // 16-byte stores are aligned for every row and batch
   int64_t out_ld, out_batch_stride;

@@ -61,12 +61,14 @@ constexpr auto chunk_layout() {
   }
 }
 
-template <int kCtaM_, int kCtaN_, GMMA::Major kMajorW_, GMMA::Major kMajorX_>
+template <int kCtaM_, int kCtaN_, int kCtaK_, GMMA::Major kMajorW_, GMMA::Major kMajorX_>
 struct Traits {
-  static constexpr int kCtaM = kCtaM_, kCtaN = kCtaN_;
+  static constexpr int kCtaM = kCtaM_, kCtaN = kCtaN_, kCtaK = kCtaK_;
+  static constexpr int kChunks = kCtaK / kChunkK;
   static constexpr GMMA::Major kMajorW = kMajorW_, kMajorX = kMajorX_;
   static_assert(kCtaM == 64 || kCtaM == 128, "a consumer warpgroup owns 64 weight rows");
   static_assert(kCtaN % 8 == 0 && kCtaN >= 8 && kCtaN <= 256, "wgmma N is 8..256 in steps of 8");
+  static_assert(kCtaK % kChunkK == 0, "a stage is whole 128-byte swizzle chunks");
   static_assert(kMajorX == GMMA::Major::K || kCtaN <= 64 || kCtaN % 64 == 0,
                 "an MN-major token tile wider than 64 is whole 64-token TMA boxes");
 
@@ -102,9 +104,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     tgv_gemm_sm90(const __grid_constant__ CUtensorMap tmap_w, const __grid_constant__ CUtensorMap tmap_x,
                   const Params p) {
   extern __shared__ __align__(1024) uint8_t smem[];
-  const int stage_bytes = (T::kCtaM + T::kCtaN) * p.cta_k * 2;
-  const int w_stage_bytes = T::kCtaM * p.cta_k * 2;
-  const int chunks = p.cta_k / kChunkK;
+  constexpr int stage_bytes = (T::kCtaM + T::kCtaN) * T::kCtaK * 2;
+  constexpr int w_stage_bytes = T::kCtaM * T::kCtaK * 2;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + p.stages * stage_bytes);
   uint64_t* empty = full + kMaxStages;
 
@@ -141,11 +142,17 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
         Barrier::arrive_and_expect_tx(full + s, w_stage_bytes);
         uint8_t* dst = smem + s * stage_bytes;
-        for (int c = 0; c < chunks; ++c) {
-          const int k = kb * p.cta_k + c * kChunkK;
+        for (int c = 0; c < T::kChunks; ++c) {
+          const int k = kb * T::kCtaK + c * kChunkK;
           uint8_t* chunk = dst + c * T::kChunkBytesW;
           if constexpr (T::kMajorW == GMMA::Major::K) {
-            SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk, k, n0, batch);
+            if (p.w_folded) {
+              // One box carries every chunk of the stage: fewer, larger copies
+              // stream faster per SM than one 8 KB copy per chunk.
+              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_w, full + s, 0, chunk, 0, n0, kb * T::kChunks, batch);
+            } else {
+              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk, k, n0, batch);
+            }
           } else {
             for (int b = 0; b < T::kCtaM / 64; ++b)
               SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk + b * T::kBoxBytes, n0 + b * 64, k, batch);
@@ -160,13 +167,17 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int i = 0; i < num_kb; ++i) {
         const int s = i % p.stages, kb = kb_begin + i;
         Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
-        Barrier::arrive_and_expect_tx(full + s, T::kCtaN * p.cta_k * 2);
+        Barrier::arrive_and_expect_tx(full + s, stage_bytes - w_stage_bytes);
         uint8_t* dst = smem + s * stage_bytes + w_stage_bytes;
-        for (int c = 0; c < chunks; ++c) {
-          const int k = kb * p.cta_k + c * kChunkK;
+        for (int c = 0; c < T::kChunks; ++c) {
+          const int k = kb * T::kCtaK + c * kChunkK;
           uint8_t* chunk = dst + c * T::kChunkBytesX;
           if constexpr (T::kMajorX == GMMA::Major::K) {
-            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, k, m0, batch);
+            if (p.x_folded) {
+              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_x, full + s, 0, chunk, 0, m0, kb * T::kChunks, batch);
+            } else {
+              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, k, m0, batch);
+            }
           } else if constexpr (T::kCtaN <= 64) {
             SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, m0, k, batch);
           } else {
@@ -200,39 +211,58 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int row_lo = consumer * 64 + (wthread / 32) * 16 + lane / 4;
   float bias_lo = 0.0f, bias_hi = 0.0f;
 
-  for (int i = 0; i < num_kb; ++i) {
-    const int s = i % p.stages;
-    Barrier::wait(full + s, (i / p.stages) & 1);
-    if (i == 0 && rank == 0 && p.bias != nullptr) {
-      // Issued once x has landed (so after the previous kernel completed, in
-      // case it wrote the bias); its latency hides behind the main loop.
-      const auto* bias = static_cast<const __nv_bfloat16*>(p.bias);
-      if (n0 + row_lo < p.n) bias_lo = __bfloat162float(bias[n0 + row_lo]);
-      if (n0 + row_lo + 8 < p.n) bias_hi = __bfloat162float(bias[n0 + row_lo + 8]);
+  // Descriptors of each k16 step of stage 0's first chunk. Every other stage and
+  // chunk is the same layout at a byte offset, added to the start-address field
+  // (16-byte units), so the main loop spends one add per wgmma on addressing.
+  uint64_t desc_w[kChunkK / 16], desc_x[kChunkK / 16];
+  {
+    Tensor sW = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(smem)), typename T::LayoutW{});  // (kCtaM, kChunkK)
+    Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(smem + w_stage_bytes)),
+                            typename T::LayoutX{});  // (kCtaN, kChunkK)
+#pragma unroll
+    for (int j = 0; j < kChunkK / 16; ++j) {
+      desc_w[j] = GMMA::make_gmma_desc<T::kMajorW>(local_tile(sW, Shape<_64, _16>{}, make_coord(consumer, j)));
+      desc_x[j] = GMMA::make_gmma_desc<T::kMajorX>(local_tile(sX, Shape<Int<T::kCtaN>, _16>{}, make_coord(0, j)));
     }
-    uint8_t* stage = smem + s * stage_bytes;
-#pragma unroll
-    for (int i = 0; i < T::kAccRegs; ++i) warpgroup_fence_operand(acc[i]);
-    warpgroup_arrive();
-    for (int c = 0; c < chunks; ++c) {
-      Tensor sW = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(stage + c * T::kChunkBytesW)),
-                              typename T::LayoutW{});  // (kCtaM, kChunkK)
-      Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(stage + w_stage_bytes + c * T::kChunkBytesX)),
-                              typename T::LayoutX{});  // (kCtaN, kChunkK)
-#pragma unroll
-      for (int j = 0; j < kChunkK / 16; ++j) {
-        Tensor w = local_tile(sW, Shape<_64, _16>{}, make_coord(consumer, j));       // (64, 16)
-        Tensor x = local_tile(sX, Shape<Int<T::kCtaN>, _16>{}, make_coord(0, j));  // (kCtaN, 16)
-        wgmma<typename T::Mma>(GMMA::make_gmma_desc<T::kMajorW>(w), GMMA::make_gmma_desc<T::kMajorX>(x), acc,
-                               std::make_index_sequence<T::kAccRegs>{});
-      }
-    }
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-#pragma unroll
-    for (int i = 0; i < T::kAccRegs; ++i) warpgroup_fence_operand(acc[i]);
-    if (wthread == 0) Barrier::arrive(empty + s);
   }
+
+  // cta_k is a template parameter: with a runtime chunk count, ptxas cannot
+  // prove the accumulators untouched between wgmmas and serializes them (C7515).
+  {
+    for (int i = 0; i < num_kb; ++i) {
+      const int s = i % p.stages;
+      Barrier::wait(full + s, (i / p.stages) & 1);
+      if (i == 0 && rank == 0 && p.bias != nullptr) {
+        // Issued once x has landed (so after the previous kernel completed, in
+        // case it wrote the bias); its latency hides behind the main loop.
+        const auto* bias = static_cast<const __nv_bfloat16*>(p.bias);
+        if (n0 + row_lo < p.n) bias_lo = __bfloat162float(bias[n0 + row_lo]);
+        if (n0 + row_lo + 8 < p.n) bias_hi = __bfloat162float(bias[n0 + row_lo + 8]);
+      }
+  #pragma unroll
+      for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
+      warpgroup_arrive();
+  #pragma unroll
+      for (int c = 0; c < T::kChunks; ++c) {
+        const uint32_t w_off = uint32_t(s * stage_bytes + c * T::kChunkBytesW) >> 4;
+        const uint32_t x_off = uint32_t(s * stage_bytes + c * T::kChunkBytesX) >> 4;
+  #pragma unroll
+        for (int j = 0; j < kChunkK / 16; ++j)
+          wgmma<typename T::Mma>(desc_w[j] + w_off, desc_x[j] + x_off, acc, std::make_index_sequence<T::kAccRegs>{});
+      }
+      warpgroup_commit_batch();
+      // One batch stays in flight while the next stage is awaited; the previous
+      // batch has retired, so its stage goes back to the producers.
+      warpgroup_wait<1>();
+  #pragma unroll
+      for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
+      if (i > 0 && wthread == 0) Barrier::arrive(empty + (i - 1) % p.stages);
+    }
+  }
+  // The last stage is never handed back: no producer waits for it.
+  warpgroup_wait<0>();
+#pragma unroll
+  for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
 
   constexpr int kConsumerThreads = 128 * T::kConsumers;
   const int cthread = threadIdx.x - 128;  // index among the consumer threads
