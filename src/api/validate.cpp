@@ -43,38 +43,39 @@ void check_stride(const char* name, int64_t stride) {
   if (stride < 0) throw_invalid(strfmt("%s=%lld: strides must be >= 0", name, (long long)stride));
 }
 
-// Detects the layout of a rows x k input from its two inner strides.
-Operand detect_input(const char* op, const char* row_dim, const void* ptr, int64_t rows, int64_t k, int64_t l,
+// Detects the layout of a rows x k input from its two inner strides. Argument
+// names are spelled out only on the error paths: this runs on every call.
+Operand detect_input(const char* op, char row_dim, const void* ptr, int64_t rows, int64_t k, int64_t l,
                      int64_t stride_l, int64_t stride_r, int64_t stride_k) {
-  const std::string sl = strfmt("%s_stride_l", op), sr = strfmt("%s_stride_%s", op, row_dim),
-                    sk = strfmt("%s_stride_k", op);
-  check_stride(sl.c_str(), stride_l);
-  check_stride(sr.c_str(), stride_r);
-  check_stride(sk.c_str(), stride_k);
-
+  if (stride_l < 0 || stride_r < 0 || stride_k < 0) {
+    const char dim = stride_l < 0 ? 'l' : stride_r < 0 ? row_dim : 'k';
+    const int64_t value = stride_l < 0 ? stride_l : stride_r < 0 ? stride_r : stride_k;
+    throw_invalid(strfmt("%s_stride_%c=%lld: strides must be >= 0", op, dim, (long long)value));
+  }
   Operand o;
   o.ptr = ptr;
   if (stride_k == 1 && (rows == 1 || stride_r >= k)) {
     o.major = Major::K;
     o.ld = rows == 1 ? k : stride_r;
     if (o.ld % kStrideGranule != 0)
-      throw_invalid(strfmt("%s=%lld: the row stride of K-major %s must be a multiple of 8 elements (16 bytes)",
-                           sr.c_str(), (long long)stride_r, op));
+      throw_invalid(strfmt("%s_stride_%c=%lld: the row stride of K-major %s must be a multiple of 8 elements (16 bytes)",
+                           op, row_dim, (long long)stride_r, op));
   } else if (stride_r == 1 && stride_k >= rows) {
     o.major = Major::MN;
     o.ld = stride_k;
     if (o.ld % kStrideGranule != 0)
-      throw_invalid(strfmt("%s=%lld: the column stride of %s-major %s must be a multiple of 8 elements (16 bytes)",
-                           sk.c_str(), (long long)stride_k, row_dim, op));
+      throw_invalid(strfmt("%s_stride_k=%lld: the column stride of %c-major %s must be a multiple of 8 elements "
+                           "(16 bytes)",
+                           op, (long long)stride_k, row_dim, op));
   } else {
-    throw_invalid(strfmt("%s strides (%s=%lld, %s=%lld) match no supported layout: %s must be K-major "
-                         "(%s == 1, %s >= k) or %s-major (%s == 1, %s >= %s)",
-                         op, sr.c_str(), (long long)stride_r, sk.c_str(), (long long)stride_k, op, sk.c_str(),
-                         sr.c_str(), row_dim, sr.c_str(), sk.c_str(), row_dim));
+    throw_invalid(strfmt("%s strides (%s_stride_%c=%lld, %s_stride_k=%lld) match no supported layout: %s must be "
+                         "K-major (%s_stride_k == 1, %s_stride_%c >= k) or %c-major (%s_stride_%c == 1, %s_stride_k >= %c)",
+                         op, op, row_dim, (long long)stride_r, op, (long long)stride_k, op, op, op, row_dim, row_dim,
+                         op, row_dim, op, row_dim));
   }
   o.batch_stride = l > 1 ? stride_l : 0;
   if (o.batch_stride % kStrideGranule != 0)
-    throw_invalid(strfmt("%s=%lld: batch strides of inputs must be multiples of 8 elements (16 bytes)", sl.c_str(),
+    throw_invalid(strfmt("%s_stride_l=%lld: batch strides of inputs must be multiples of 8 elements (16 bytes)", op,
                          (long long)stride_l));
   return o;
 }
@@ -148,8 +149,8 @@ GemmDesc validate_problem(const tgv_problem& p) {
   check_pointer("out", p.out);
   if (p.bias != nullptr) check_pointer("bias", p.bias);
 
-  d.x = detect_input("x", "m", p.x, p.m, p.k, p.l, p.x_stride_l, p.x_stride_m, p.x_stride_k);
-  d.w = detect_input("w", "n", p.w, p.n, p.k, p.l, p.w_stride_l, p.w_stride_n, p.w_stride_k);
+  d.x = detect_input("x", 'm', p.x, p.m, p.k, p.l, p.x_stride_l, p.x_stride_m, p.x_stride_k);
+  d.w = detect_input("w", 'n', p.w, p.n, p.k, p.l, p.w_stride_l, p.w_stride_n, p.w_stride_k);
   d.out = detect_output(p);
   d.bias = p.bias;
 

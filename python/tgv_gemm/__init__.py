@@ -1,0 +1,183 @@
+"""tgv-gemm for PyTorch: the bf16 GEMM of LLM decoding (few tokens, large weights).
+
+    import torch, tgv_gemm
+    x = torch.randn(8, 4096, device="cuda", dtype=torch.bfloat16)     # [..., K] tokens
+    w = torch.randn(6144, 4096, device="cuda", dtype=torch.bfloat16)  # [N, K], as nn.Linear stores it
+    y = tgv_gemm.linear(x, w)             # == F.linear(x, w): [8, 6144], bf16, fp32 accumulation
+    y = torch.ops.tgv.linear(x, w, None)  # the same custom op: torch.compile and CUDA graphs see it
+
+`linear(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None)`
+and `bmm(a, b, *, out=None)` ([L, M, K] x [L, K, N] -> [L, M, N]) are the
+torch custom ops `torch.ops.tgv.linear` / `linear_out` / `bmm` / `bmm_out`
+(with fake kernels: `torch.compile(fullgraph=True)` traces them). They launch
+on `torch.cuda.current_stream()`, so CUDA-graph capture records them (run a
+shape once outside capture first: the cuBLASLt backend caches its algorithm).
+
+Nothing is copied: transposed and strided views go to the library as strides
+(x K- or M-major, weight K- or N-major, out row- or column-major); a layout the
+library cannot take, CPU tensors, tensors on different devices and mismatched
+shapes raise ValueError, a dtype other than bf16 raises TypeError, a request the
+device cannot serve raises NotImplementedError (a RuntimeError), CUDA/cuBLAS
+failures raise RuntimeError; each is also a `tgv_gemm.TgvError` and carries the
+library's message naming the argument. Inference only: the ops have no autograd
+formula. In plain eager mode linear() and bmm() skip the dispatcher's round
+trip and call the op's CUDA kernel directly (same checks, same launch); under
+torch.compile, tensor subclasses, dispatch/function modes, functorch, the
+profiler or inputs requiring grad they call torch.ops.tgv.* instead.
+
+Requires torch >= 2.4: `import tgv_gemm` without torch raises ImportError
+saying so. $TGV_GEMM_LIBRARY overrides where libtgv_gemm.so is loaded from
+(default: next to this file, where `pip install .` puts it).
+"""
+
+try:
+    import torch  # noqa: F401
+except ModuleNotFoundError as _e:
+    if _e.name != "torch":
+        raise
+    raise ImportError(
+        "tgv_gemm needs PyTorch, which is not installed: install torch (>= 2.4, a CUDA build) first, "
+        "e.g. `pip install torch`, then `import tgv_gemm` again"
+    ) from None
+
+if not hasattr(torch, "library") or not hasattr(torch.library, "register_fake"):
+    raise ImportError("tgv_gemm needs torch >= 2.4 (torch.library.register_fake); found torch %s" % torch.__version__)
+
+from . import _lib
+from ._lib import (  # noqa: F401
+    TgvError,
+    TgvNotSupportedError,
+    TgvRuntimeError,
+    TgvTypeError,
+    TgvValueError,
+    library_path,
+)
+from . import _ops
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "linear",
+    "bmm",
+    "list_tactics",
+    "library_version",
+    "library_path",
+    "TgvError",
+    "TgvValueError",
+    "TgvTypeError",
+    "TgvNotSupportedError",
+    "TgvRuntimeError",
+]
+
+_op_linear = _ops.op_linear
+_op_linear_out = _ops.op_linear_out
+_op_bmm = _ops.op_bmm
+_op_bmm_out = _ops.op_bmm_out
+_run_linear = _ops.run_linear
+_run_bmm = _ops.run_bmm
+
+# In plain eager mode, linear() and bmm() call the CUDA kernel of the op
+# directly instead of through torch's dispatcher (the round trip into a Python
+# kernel costs several microseconds a call). They do so only where the two are
+# indistinguishable: not under torch.compile/export, plain tensors (no
+# subclasses, fake or functional tensors), CUDA, no TorchDispatchMode or
+# TorchFunctionMode, no functorch transform, no profiler, and no input that
+# autograd would have to see. Everywhere else they call torch.ops.tgv.*.
+_is_compiling = torch.compiler.is_compiling
+_Tensor = torch.Tensor
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_C = torch._C
+_grad_enabled = _C.is_grad_enabled
+
+
+def _always_dispatch():
+    return True
+
+
+_dispatch_modes = getattr(_C, "_len_torch_dispatch_stack", None)
+_function_modes = getattr(_C, "_is_torch_function_mode_enabled", None)
+_functorch = getattr(_C, "_are_functorch_transforms_active", None)
+_profiling = getattr(getattr(_C, "_autograd", None), "_profiler_enabled", None)
+if None in (_dispatch_modes, _function_modes, _functorch, _profiling):  # pragma: no cover - unknown torch
+    _dispatch_modes = _always_dispatch
+
+
+def linear(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None):
+    """out = x @ weight.T (+ bias), like torch.nn.functional.linear, in bf16 with
+    fp32 accumulation.
+
+    x: [..., K] bf16 CUDA tensor; its leading dims are flattened into M as a view
+       (an error if no view can). K-major (x.stride(-1) == 1) or M-major
+       (e.g. x = t.t() for t of shape [K, M]).
+    weight: [N, K], as nn.Linear stores it; K-major or N-major (e.g. w.t() of a
+       [K, N] tensor).
+    bias: [N], contiguous, or None.
+    out: [..., N] to write into (row- or column-major), or None for a new
+       row-major tensor. Returned.
+    backend: "auto" (fastest validated for the device and shape), "tgv" (our
+       kernels; an error where they cannot run) or "cublas" (cuBLASLt).
+    tactic: an id from list_tactics() (backend "tgv"/"auto"), or None for auto.
+    pdl: launch with programmatic dependent launch (None: the library default, on).
+    """
+    if (
+        not _is_compiling()
+        and type(x) is _Tensor
+        and type(weight) in _PLAIN
+        and (bias is None or type(bias) in _PLAIN)
+        and (out is None or type(out) is _Tensor)
+        and x.is_cuda
+        and not _dispatch_modes()
+        and not _function_modes()
+        and not _functorch()
+        and not _profiling()
+        and not (
+            _grad_enabled()
+            and (
+                x.requires_grad
+                or weight.requires_grad
+                or (bias is not None and bias.requires_grad)
+                or (out is not None and out.requires_grad)
+            )
+        )
+    ):
+        return _run_linear(x, weight, bias, out, backend, tactic, pdl, "tgv_gemm.linear")
+    if out is None:
+        return _op_linear(x, weight, bias, backend, tactic, pdl)
+    _op_linear_out(x, weight, bias, out, backend, tactic, pdl)
+    return out
+
+
+def bmm(a, b, *, out=None):
+    """out[l] = a[l] @ b[l], like torch.bmm: a [L, M, K], b [L, K, N] -> [L, M, N],
+    bf16 with fp32 accumulation. b may be any layout the library takes through
+    strides (b[l] row-major is the library's W N-major; b.transpose(1, 2) of an
+    [L, N, K] tensor is W K-major); a batch stride of 0 (b.expand) shares one
+    matrix across the batch."""
+    if (
+        not _is_compiling()
+        and type(a) is _Tensor
+        and type(b) in _PLAIN
+        and (out is None or type(out) is _Tensor)
+        and a.is_cuda
+        and not _dispatch_modes()
+        and not _function_modes()
+        and not _functorch()
+        and not _profiling()
+        and not (_grad_enabled() and (a.requires_grad or b.requires_grad or (out is not None and out.requires_grad)))
+    ):
+        return _run_bmm(a, b, out, "tgv_gemm.bmm")
+    if out is None:
+        return _op_bmm(a, b)
+    _op_bmm_out(a, b, out)
+    return out
+
+
+def list_tactics():
+    """The tgv kernel tactics of this build: a list of dicts with keys id, arch,
+    cta_m (weight rows per CTA), cta_n (tokens per CTA), cta_k, stages, cluster."""
+    return [_lib.get_tactic(i) for i in range(_lib.num_tactics())]
+
+
+def library_version():
+    """The version string of the loaded libtgv_gemm.so."""
+    return _lib.version()
