@@ -26,6 +26,8 @@ options:
   --tactic ID      tactic id for the tgv backend (default -1: the library picks)
   --split-k N      split-K factor for the tgv backend (default 0: the library picks)
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
+  --tune FILE      time every legal (tactic, split-K) and cuBLASLt per shape and M bucket; write the
+                   tuning file the library loads (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
   --pdl 0|1        programmatic dependent launch (default 1)
   --mode MODE      isolated (default) or chain
   --bias           add a bias of N elements
@@ -127,7 +129,7 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
     }
     const bool takes_value = option == "--model" || option == "--shapes" || option == "--m" ||
                              option == "--backend" || option == "--tactic" || option == "--split-k" || option == "--pdl" ||
-                             option == "--mode" || option == "--reps" || option == "--csv" ||
+                             option == "--mode" || option == "--reps" || option == "--csv" || option == "--tune" ||
                              option == "--json";
     if (!takes_value) {
       *error = "unknown option '" + option + "'";
@@ -143,6 +145,8 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       cli->model_filter = value;
     } else if (option == "--shapes") {
       cli->shapes_file = value;
+    } else if (option == "--tune") {
+      cli->tune_path = value;
     } else if (option == "--csv") {
       cli->csv_path = value;
     } else if (option == "--json") {

@@ -24,6 +24,7 @@ struct Cli {
   int32_t tactic = tgv::kAutoTactic;
   int32_t split_k = tgv::kAutoSplitK;
   bool host_overhead = false;
+  std::string tune_path;  // --tune: write the tuning file here
   bool pdl = true;
   bool bias = false;
   int reps = 9;

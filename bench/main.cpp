@@ -13,12 +13,12 @@
 #include "buffers.hpp"
 #include "cli.hpp"
 #include "chain.hpp"
+#include "tune.hpp"
 #include "cuda_check.hpp"
-#include "host_overhead.hpp"
+#include "measure.hpp"
 #include "reference.hpp"
 #include "report.hpp"
 #include "shapes.hpp"
-#include "timing.hpp"
 #include "tgv/tgv.hpp"
 
 namespace {
@@ -62,24 +62,8 @@ std::string utc_now() {
   return text;
 }
 
-std::string describe(const tgv::Status& status) {
-  return std::string(tgv_status_name(status.code())) + ": " + status.message();
-}
-
-std::string describe(const CheckResult& check, int64_t m, int64_t n) {
-  char text[256];
-  std::snprintf(text, sizeof(text),
-                "%lld of %lld elements outside |out - ref| <= %g + %g*|ref|; worst at m=%lld n=%lld: "
-                "out %.6g, ref %.6g",
-                static_cast<long long>(check.bad), static_cast<long long>(m * n), kAbsTol, kRelTol,
-                static_cast<long long>(check.worst_m), static_cast<long long>(check.worst_n), check.worst_out,
-                check.worst_ref);
-  return text;
-}
-
-// Checks `backend` on set 0 against `ref`, then times `calls` GEMMs per graph replay.
-Measurement measure(const BackendChoice& backend, const Cli& cli, const RotatingBuffers& buffers, int64_t m,
-                    int calls, const std::vector<float>& ref, cudaStream_t stream) {
+// The options a backend column runs with: --tactic and --split-k go to tgv only.
+tgv::Options options_for(const BackendChoice& backend, const Cli& cli) {
   tgv::Options options;
   options.backend = backend.id;
   options.pdl = cli.pdl;
@@ -87,31 +71,7 @@ Measurement measure(const BackendChoice& backend, const Cli& cli, const Rotating
     options.tactic = cli.tactic;
     options.split_k = cli.split_k;
   }
-
-  buffers.poison_out(0, m, stream);
-  tgv::Status status = tgv::gemm(buffers.problem(0, m), options, stream);
-  if (status.code() == TGV_ERROR_NOT_SUPPORTED) return {Outcome::NotSupported, 0, status.message()};
-  if (!status) return {Outcome::Error, 0, describe(status)};
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  const CheckResult check = check_output(ref, buffers.out(0), m, buffers.n(), stream);
-  if (!check.ok()) return {Outcome::Fail, 0, describe(check, m, buffers.n())};
-
-  // One call per set outside capture: the cuBLASLt backend picks and caches its
-  // algorithm here, and must not query cuBLASLt while the stream is captured.
-  for (int set = 0; set < buffers.sets(); ++set) {
-    status = tgv::gemm(buffers.problem(set, m), options, stream);
-    if (!status) return {Outcome::Error, 0, "warm-up on set " + std::to_string(set) + ": " + describe(status)};
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-
-  const GraphTiming timing = time_graph(stream, calls, cli.reps, [&](int call) {
-    const tgv::Status s = tgv::gemm(buffers.problem(call % buffers.sets(), m), options, stream);
-    return s ? std::string() : describe(s);
-  });
-  if (!timing.error.empty()) return {Outcome::Error, 0, timing.error};
-  Measurement timed{Outcome::Timed, timing.median_ms * 1e3 / calls, ""};
-  if (cli.host_overhead) timed.host_us = host_us_per_call(buffers, m, options, stream);
-  return timed;
+  return options;
 }
 
 }  // namespace
@@ -172,6 +132,11 @@ int main(int argc, char** argv) {
   info.min_gemms_per_graph = kMinGemmsPerGraph;
   info.rotation_bytes =
       static_cast<int64_t>(std::max(kL2Multiple * static_cast<size_t>(prop.l2CacheSize), kMinRotationBytes));
+  if (!cli.tune_path.empty()) {
+    std::printf("# tgv-bench --tune | %s | %d SMs | %s | %s\n", prop.name, prop.multiProcessorCount, utc_now().c_str(),
+                cli.command_line.c_str());
+    return run_tune(cli, shapes, prop.name, prop.multiProcessorCount, static_cast<size_t>(info.rotation_bytes), stream);
+  }
   Progress progress(static_cast<int>(shapes.size() * cli.ms.size() * cli.backends.size()));
   progress.show(0, "read bandwidth");
   info.read_gbps = measure_read_bandwidth(kProbeBytes, stream);
@@ -203,7 +168,8 @@ int main(int argc, char** argv) {
       row.gemms_per_graph = calls;
       for (const BackendChoice& backend : cli.backends) {
         progress.show(++step, where + " " + backend.name);
-        Measurement result = measure(backend, cli, buffers, m, calls, ref, stream);
+        Measurement result = measure(options_for(backend, cli), cli.host_overhead, buffers, m, calls, cli.reps, ref,
+                                     stream);
         if (result.outcome == Outcome::Fail || result.outcome == Outcome::Error) {
           failed = true;
           progress.clear();

@@ -95,7 +95,18 @@ int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) 
   return 1;
 }
 
-Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
+namespace {
+
+// A tuned tgv choice is used only where it is still legal for this problem.
+bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
+  if (c.tactic < 0 || c.tactic >= kNumTactics || c.split_k < 1 || c.split_k > kMaxSplitK) return false;
+  const Tactic& t = tactics()[c.tactic];
+  return t.arch == dev.sm() && stages_for(t, dev.smem_optin_bytes) > 0 && c.split_k <= ceil_div(g.k, t.cta_k);
+}
+
+}  // namespace
+
+Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const TuningTable* tuning) {
   Plan p;
   p.pdl = o.pdl != 0;
   if (o.backend == TGV_BACKEND_CUBLAS) return p;
@@ -105,15 +116,22 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
     if (tgv_required) throw_unsupported(reason);
     return p;  // auto: cuBLASLt serves what our kernels cannot
   }
+  const TunedChoice* tuned = (tuning != nullptr && o.tactic < 0 && o.split_k == 0) ? tuning->find(g.n, g.k, g.m) : nullptr;
+  if (tuned != nullptr && tuned->cublas) {
+    if (!tgv_required) return p;  // measured: cuBLASLt is faster here
+    tuned = nullptr;              // backend=tgv: the ladder picks among ours
+  }
+  if (tuned != nullptr && !usable(*tuned, g, dev)) tuned = nullptr;
+
   p.backend = TGV_BACKEND_TGV;
-  p.tactic = o.tactic >= 0 ? o.tactic : ladder(g, dev);
+  p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder(g, dev);
   const Tactic& t = tactic(p.tactic);
   p.stages = stages_for(t, dev.smem_optin_bytes);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   if (o.split_k > k_blocks)
     throw_invalid(strfmt("split_k=%d: more than the %lld K blocks of %d columns that k=%lld has", o.split_k,
                          (long long)k_blocks, t.cta_k, (long long)g.k));
-  p.split_k = o.split_k > 0 ? o.split_k : auto_split_k(g, t, dev);
+  p.split_k = o.split_k > 0 ? o.split_k : tuned ? tuned->split_k : auto_split_k(g, t, dev);
   return p;
 }
 

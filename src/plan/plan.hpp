@@ -5,10 +5,11 @@
 //   1. backend=cublas          -> cuBLASLt.
 //   2. backend=tgv             -> our kernel, or an error saying why it cannot run
 //                                 (device arch, layout, TMA limits, tactic).
-//   3. backend=auto            -> our kernel where it can run on this device,
-//                                 else cuBLASLt.
-//   Tactic: the explicit one, else the one-wave ladder (ladder()).
-//   Split-K: the explicit factor, else auto_split_k().
+//   3. backend=auto            -> cuBLASLt where the tuning file measured it
+//                                 faster; else our kernel where it can run on
+//                                 this device; else cuBLASLt.
+//   Tactic and split-K: the explicit ones, else the tuning file's, else the
+//   one-wave ladder (ladder()) and auto_split_k().
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 
 #include "common/gemm_desc.hpp"
 #include "plan/device_info.hpp"
+#include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
 
@@ -43,6 +45,7 @@ int32_t ladder(const GemmDesc& g, const DeviceInfo& dev);
 int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
 
 // Throws detail::Error (NOT_SUPPORTED) for backend=tgv when tgv cannot serve.
-Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev);
+// `tuning` (may be null) holds measured choices that override the ladder.
+Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev, const TuningTable* tuning = nullptr);
 
 }  // namespace tgv::detail

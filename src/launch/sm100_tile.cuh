@@ -1,0 +1,64 @@
+// The body of launch_sm100_tile, included by each instance file: checks the
+// launch against the instance, opts into the shared memory once per device,
+// launches (a cluster of two for the CTA-pair tiles, PDL when asked).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "common/cuda_check.hpp"
+#include "kernels/sm100/tgv_gemm_sm100.cuh"
+#include "launch/sm100_tile.hpp"
+
+namespace tgv::detail {
+
+template <int kCtaM, int kCtaN, int kCluster>
+void launch_sm100_tile(const Sm100Launch& l) {
+  using T = kernels::sm100::Traits<kCtaM, kCtaN, kCluster>;
+  auto kernel = kernels::sm100::tgv_gemm_sm100<T>;
+  const int stages = l.params.stages;
+  // The tactic table and the kernel must agree on a stage's size (the pair's
+  // halved token tile included), or the ring would overrun its allocation.
+  if (stages < 1 || stages > kMaxStages || l.smem_bytes != int(kSmemReserveBytes) + stages * T::kStageBytes)
+    throw Error(TGV_ERROR_INTERNAL,
+                strfmt("sm_100 tile %dx%d (cluster %d): %d stages need %d bytes of shared memory, the launch has %d",
+                       kCtaM, kCtaN, kCluster, stages, int(kSmemReserveBytes) + stages * T::kStageBytes,
+                       l.smem_bytes));
+  if (l.grid.x % kCluster != 0) throw Error(TGV_ERROR_INTERNAL, "sm_100 grid.x is not a whole number of clusters");
+  // Raising the dynamic shared-memory limit is a driver call: do it once per
+  // device, to the device's limit, which covers every stage count.
+  static std::atomic<uint64_t> opted_in{0};
+  const uint64_t bit = uint64_t(1) << (l.device % 64);
+  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
+    TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.smem_optin)));
+    opted_in.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = l.grid;
+  config.blockDim = dim3(T::kThreads);
+  config.dynamicSmemBytes = static_cast<size_t>(l.smem_bytes);
+  config.stream = l.stream;
+  cudaLaunchAttribute attrs[2]{};
+  unsigned num_attrs = 0;
+  if (l.pdl) {
+    attrs[num_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[num_attrs].val.programmaticStreamSerializationAllowed = 1;
+    ++num_attrs;
+  }
+  if constexpr (kCluster > 1) {
+    // The CTA pair of one cta_group::2 MMA: adjacent along x (weight-row tiles).
+    attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
+    attrs[num_attrs].val.clusterDim.x = kCluster;
+    attrs[num_attrs].val.clusterDim.y = 1;
+    attrs[num_attrs].val.clusterDim.z = 1;
+    ++num_attrs;
+  }
+  config.attrs = attrs;
+  config.numAttrs = num_attrs;
+  TGV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, l.tmap_w, l.tmap_x, l.params));
+}
+
+}  // namespace tgv::detail
+
+#define TGV_INSTANTIATE_SM100_TILE(m, n, c) \
+  template void tgv::detail::launch_sm100_tile<m, n, c>(const tgv::detail::Sm100Launch&);

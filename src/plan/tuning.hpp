@@ -1,0 +1,57 @@
+// The per-GPU tuning file: measured best choices that override the ladder.
+//
+// Written by `tgv-bench --tune FILE`; read once per process from
+// $TGV_TUNING_FILE, else $XDG_CACHE_HOME/tgv-gemm/tuning.json, else
+// ~/.cache/tgv-gemm/tuning.json. A file for another GPU, SM count or library
+// version (stale), or one that does not parse (corrupt), is reported once on
+// stderr and ignored: it never fails a call.
+//
+//   {"format": "tgv-gemm-tuning/1", "library_version": "0.1.0",
+//    "gpu": "NVIDIA H200", "sm_count": 132,
+//    "entries": [{"n": 4096, "k": 4096, "m": 8, "backend": "tgv",
+//                 "tactic": 0, "split_k": 2, "us": 10.4, "cublas_us": 12.5}, ...]}
+//
+// An entry covers the M bucket m (a power of two): every M in (m/2, m].
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+namespace tgv::detail {
+
+inline constexpr const char* kTuningFormat = "tgv-gemm-tuning/1";
+
+struct TunedChoice {
+  bool cublas = false;  // cuBLASLt measured faster
+  int32_t tactic = -1;
+  int32_t split_k = 1;
+};
+
+class TuningTable {
+ public:
+  // Parses `text`; on failure returns false and says why in `error`. Entries are
+  // kept only when the header matches (gpu, sm_count, version); else `error`
+  // says the file is stale.
+  bool parse(const std::string& text, const std::string& gpu, int32_t sm_count, const std::string& version,
+             std::string* error);
+
+  // The choice for (n, k) at M tokens, or nullptr.
+  const TunedChoice* find(int64_t n, int64_t k, int64_t m) const;
+  size_t size() const { return entries_.size(); }
+
+  static int64_t bucket(int64_t m);  // smallest power of two >= m
+
+ private:
+  std::map<std::tuple<int64_t, int64_t, int64_t>, TunedChoice> entries_;
+};
+
+// The table for this device, loaded on first use from the paths above; empty
+// where there is no usable file. Thread-safe; the file is read once per device.
+const TuningTable& tuning_for_device(int32_t ordinal, const std::string& gpu, int32_t sm_count);
+
+// Where the library looks for the file (for messages and for the tuner's default).
+std::string tuning_file_path();
+
+}  // namespace tgv::detail

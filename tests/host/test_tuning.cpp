@@ -1,0 +1,147 @@
+// The tuning file: parsing, staleness, corruption, lookup by M bucket, and how
+// the dispatcher uses a tuned choice.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/plan.hpp"
+#include "plan/tuning.hpp"
+#include "tactics/tactics.hpp"
+#include "tgv/tgv.h"
+
+namespace {
+
+using tgv::detail::DeviceInfo;
+using tgv::detail::GemmDesc;
+using tgv::detail::TuningTable;
+
+const char* kGpu = "NVIDIA H200";
+
+std::string file(const std::string& entries, const std::string& gpu = kGpu, int sms = 132,
+                 const std::string& version = tgv_version_string()) {
+  return "{\"format\": \"tgv-gemm-tuning/1\", \"library_version\": \"" + version + "\", \"gpu\": \"" + gpu +
+         "\", \"sm_count\": " + std::to_string(sms) + ", \"entries\": [" + entries + "]}";
+}
+
+const std::string kEntries =
+    "{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 6, \"split_k\": 2, \"us\": 10.1, "
+    "\"cublas_us\": 12.5},"
+    "{\"n\": 4096, \"k\": 4096, \"m\": 256, \"backend\": \"cublas\", \"tactic\": -1, \"split_k\": 1, \"us\": 13.0, "
+    "\"cublas_us\": 13.0}";
+
+TEST(Tuning, ParsesEntriesAndLooksUpByBucket) {
+  TuningTable t;
+  std::string error;
+  ASSERT_TRUE(t.parse(file(kEntries), kGpu, 132, tgv_version_string(), &error)) << error;
+  EXPECT_EQ(t.size(), 2u);
+  for (int64_t m : {5, 6, 7, 8}) {  // bucket 8 covers (4, 8]
+    const auto* c = t.find(4096, 4096, m);
+    ASSERT_NE(c, nullptr) << m;
+    EXPECT_FALSE(c->cublas);
+    EXPECT_EQ(c->tactic, 6);
+    EXPECT_EQ(c->split_k, 2);
+  }
+  EXPECT_EQ(t.find(4096, 4096, 4), nullptr);
+  EXPECT_EQ(t.find(4096, 4096, 9), nullptr);
+  ASSERT_NE(t.find(4096, 4096, 200), nullptr);
+  EXPECT_TRUE(t.find(4096, 4096, 200)->cublas);
+  EXPECT_EQ(t.find(1280, 4096, 8), nullptr);
+}
+
+TEST(Tuning, StaleFilesAreRejectedWithTheReason) {
+  TuningTable t;
+  std::string error;
+  EXPECT_FALSE(t.parse(file(kEntries, "NVIDIA H100"), kGpu, 132, tgv_version_string(), &error));
+  EXPECT_NE(error.find("stale"), std::string::npos) << error;
+  EXPECT_NE(error.find("NVIDIA H100"), std::string::npos) << error;
+  EXPECT_FALSE(t.parse(file(kEntries, kGpu, 114), kGpu, 132, tgv_version_string(), &error));
+  EXPECT_NE(error.find("114 SMs"), std::string::npos) << error;
+  EXPECT_FALSE(t.parse(file(kEntries, kGpu, 132, "0.0.1"), kGpu, 132, tgv_version_string(), &error));
+  EXPECT_NE(error.find("0.0.1"), std::string::npos) << error;
+  EXPECT_EQ(t.size(), 0u);
+}
+
+TEST(Tuning, CorruptFilesAreRejected) {
+  TuningTable t;
+  std::string error;
+  for (const std::string& bad :
+       {std::string("{"), std::string("not json"), std::string("[]"), std::string("{\"format\": \"other\"}"),
+        file(kEntries).substr(0, 60), file("{\"n\": 4096, \"k\": 4096, \"m\": 6, \"backend\": \"tgv\"}"),
+        file("{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"magic\"}"),
+        file("{\"n\": -1, \"k\": 4096, \"m\": 8, \"backend\": \"cublas\"}")}) {
+    EXPECT_FALSE(t.parse(bad, kGpu, 132, tgv_version_string(), &error)) << bad;
+    EXPECT_FALSE(error.empty());
+    EXPECT_EQ(t.size(), 0u);
+  }
+}
+
+DeviceInfo h200() {
+  DeviceInfo d;
+  d.cc_major = 9;
+  d.num_sms = 132;
+  d.smem_optin_bytes = tgv::detail::kSm90SmemBytes;
+  d.name = kGpu;
+  return d;
+}
+
+GemmDesc desc(int64_t m, int64_t n, int64_t k) {
+  GemmDesc g;
+  g.m = m, g.n = n, g.k = k, g.l = 1;
+  g.x.ld = k, g.w.ld = k, g.out.ld = n;
+  return g;
+}
+
+tgv_options options(int32_t backend) {
+  tgv_options o;
+  tgv_default_options(&o);
+  o.backend = backend;
+  return o;
+}
+
+TEST(Tuning, DispatcherFollowsTheTable) {
+#ifndef TGV_WITH_SM90
+  GTEST_SKIP() << "built without sm_90a kernels";
+#endif
+  TuningTable t;
+  std::string error;
+  ASSERT_TRUE(t.parse(file(kEntries), kGpu, 132, tgv_version_string(), &error)) << error;
+  // A tuned tgv choice replaces the ladder's.
+  auto p = tgv::detail::plan(desc(8, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
+  EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+  EXPECT_EQ(p.tactic, 6);
+  EXPECT_EQ(p.split_k, 2);
+  // Measured slower than cuBLASLt: auto hands the call over ...
+  p = tgv::detail::plan(desc(200, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
+  EXPECT_EQ(p.backend, TGV_BACKEND_CUBLAS);
+  // ... but backend=tgv still gets our kernel, from the ladder.
+  p = tgv::detail::plan(desc(200, 4096, 4096), options(TGV_BACKEND_TGV), h200(), &t);
+  EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+  EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(200, 4096, 4096), h200()));
+  // Explicit options win over the table.
+  tgv_options o = options(TGV_BACKEND_AUTO);
+  o.tactic = 0;
+  o.split_k = 1;
+  p = tgv::detail::plan(desc(8, 4096, 4096), o, h200(), &t);
+  EXPECT_EQ(p.tactic, 0);
+  EXPECT_EQ(p.split_k, 1);
+}
+
+TEST(Tuning, IllegalTunedChoicesFallBackToTheLadder) {
+#ifndef TGV_WITH_SM90
+  GTEST_SKIP() << "built without sm_90a kernels";
+#endif
+  TuningTable t;
+  std::string error;
+  // A tactic id past the list, and a split-K deeper than K has blocks.
+  const std::string entries =
+      "{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 999, \"split_k\": 1},"
+      "{\"n\": 4096, \"k\": 128, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 16}";
+  ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
+  for (int64_t k : {4096, 128}) {
+    const auto p = tgv::detail::plan(desc(8, 4096, k), options(TGV_BACKEND_AUTO), h200(), &t);
+    EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+    EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(8, 4096, k), h200())) << k;
+  }
+}
+
+}  // namespace
