@@ -1,0 +1,27 @@
+// TMA tensor maps over a validated operand, shared by the per-arch launchers.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/gemm_desc.hpp"
+
+namespace tgv::detail {
+
+// cuTensorMapEncodeTiled is a driver call and needs a current context, which a
+// thread that has made no runtime call yet (a fresh Python thread) lacks
+// (CUDA_ERROR_INVALID_CONTEXT). Binds `device`'s primary context to this thread
+// (cudaSetDevice does since CUDA 12), once per thread and device.
+void bind_context_for_encoding(int device);
+
+// A map over a rows x K operand (see tensor_map.cpp for the box shapes);
+// fold_chunks > 0 maps it 4-D so one box carries that many 64-column chunks.
+CUtensorMap make_map(const char* name, const Operand& o, int64_t rows, int64_t k, int64_t l, int box_rows,
+                     int fold_chunks);
+
+// Chunks one folded box carries for a stage of cta_k columns, or 0 where the
+// operand cannot fold (MN-major, or a K tail).
+int fold_chunks(const Operand& o, int64_t k, int cta_k);
+
+}  // namespace tgv::detail
