@@ -1,0 +1,260 @@
+// Numerics of tgv_gemm on both backends against the float64 CPU reference,
+// with guard bands and poisoned padding (see harness.hpp).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/harness.hpp"
+#include "tgv/tgv.h"
+
+namespace {
+
+using tgv_test::CaseResult;
+using tgv_test::GemmCase;
+
+// Runs a case and reports: a NOT_SUPPORTED answer from the tgv backend (or a
+// tgv-only option) is a skip carrying the library's message, after checking
+// that the refused call wrote nothing.
+void expect_case(const GemmCase& c) {
+  const CaseResult r = tgv_test::run_case(c);
+  for (const std::string& f : r.failures) ADD_FAILURE() << f;
+  if (r.status == TGV_ERROR_NOT_SUPPORTED && c.backend != TGV_BACKEND_CUBLAS) {
+    if (r.failures.empty()) GTEST_SKIP() << "tgv backend: " << r.message;
+    return;
+  }
+  ASSERT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
+  ::testing::Test::RecordProperty("max_abs_err", std::to_string(r.max_abs_err));
+}
+
+GemmCase shape(int64_t m, int64_t n, int64_t k, int64_t l = 1) {
+  GemmCase c;
+  c.m = m, c.n = n, c.k = k, c.l = l;
+  return c;
+}
+
+// The grid run on each backend. Shapes stay small enough that the float64
+// reference of the whole grid takes seconds on 16 cores.
+std::vector<GemmCase> grid(int32_t backend) {
+  std::vector<GemmCase> cases;
+  auto add = [&](GemmCase c) {
+    c.backend = backend;
+    cases.push_back(c);
+  };
+  // M = 1 and odd M, N.
+  add(shape(1, 4096, 4096));
+  add(shape(1, 33, 8));
+  add(shape(7, 1000, 136));
+  add(shape(33, 1282, 1000));
+  add(shape(1000, 7, 4104));
+  add(shape(1282, 33, 512));
+  add(shape(300, 520, 264));  // M beyond the largest token tile
+  // K not a multiple of 128 (nor of 64 where possible).
+  add(shape(64, 256, 8));
+  add(shape(16, 512, 136));
+  add(shape(8, 1282, 4104));
+  add(shape(128, 1024, 4096));
+  // The largest: ~4.3e9 multiply-adds of reference.
+  add(shape(256, 4100, 4104));
+  // Batches.
+  add(shape(17, 264, 136, 3));
+  add(shape(64, 1024, 4096, 3));
+  {
+    GemmCase c = shape(5, 96, 64, 2);
+    c.batch_pad = 24;  // gaps between batches, in inputs and out
+    add(c);
+  }
+  {
+    GemmCase c = shape(9, 264, 520, 3);
+    c.w_broadcast = true;  // one weight for every batch
+    add(c);
+    c = shape(9, 264, 520, 3);
+    c.x_broadcast = true;
+    add(c);
+  }
+  // Bias.
+  for (GemmCase c : {shape(1, 1000, 1000), shape(33, 1282, 4104), shape(128, 256, 64, 2)}) {
+    c.bias = true;
+    add(c);
+  }
+  // Every layout combination, on three shapes; the first one padded.
+  for (int mask = 0; mask < 8; ++mask) {
+    for (int s = 0; s < 3; ++s) {
+      GemmCase c = s == 0 ? shape(33, 264, 136, 2) : s == 1 ? shape(1, 1282, 1000) : shape(130, 520, 1000);
+      c.x_k_major = !(mask & 1);
+      c.w_k_major = !(mask & 2);
+      c.out_row_major = !(mask & 4);
+      if (s == 0) {
+        c.bias = true;
+        c.in_pad = 8;
+        c.out_pad = 5;
+        c.batch_pad = 16;
+      }
+      if (s == 2) c.bias = true;
+      add(c);
+    }
+  }
+  // Padded leading dimensions alone.
+  {
+    GemmCase c = shape(24, 1000, 512);
+    c.in_pad = 8;
+    c.out_pad = 3;
+    add(c);
+    c = shape(7, 264, 1000, 2);
+    c.in_pad = 24;
+    c.out_pad = 8;
+    c.bias = true;
+    add(c);
+  }
+  // PDL off, the legacy stream, CUDA-graph capture.
+  {
+    GemmCase c = shape(16, 4096, 4096);
+    c.pdl = 0;
+    add(c);
+    c = shape(16, 1000, 1000);
+    c.bias = true;
+    c.null_stream = true;
+    add(c);
+    c = shape(16, 4096, 4096);
+    c.graph = true;
+    add(c);
+    c = shape(33, 1282, 1000, 2);
+    c.bias = true;
+    c.out_row_major = false;
+    c.graph = true;
+    add(c);
+  }
+  return cases;
+}
+
+class CublasGemm : public ::testing::TestWithParam<GemmCase> {};
+TEST_P(CublasGemm, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  expect_case(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Grid, CublasGemm, ::testing::ValuesIn(grid(TGV_BACKEND_CUBLAS)),
+                         [](const auto& info) { return info.param.name(); });
+
+class TgvGemm : public ::testing::TestWithParam<GemmCase> {};
+TEST_P(TgvGemm, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  expect_case(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Grid, TgvGemm, ::testing::ValuesIn(grid(TGV_BACKEND_TGV)),
+                         [](const auto& info) { return info.param.name(); });
+
+// The automatic choice, whichever backend it lands on.
+class AutoGemm : public ::testing::TestWithParam<GemmCase> {};
+TEST_P(AutoGemm, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  expect_case(GetParam());
+}
+std::vector<GemmCase> auto_cases() {
+  std::vector<GemmCase> cases;
+  for (GemmCase c : {shape(1, 4096, 4096), shape(16, 4096, 4096), shape(200, 1282, 1000, 2)}) {
+    c.backend = TGV_BACKEND_AUTO;
+    c.bias = c.m == 16;
+    cases.push_back(c);
+  }
+  GemmCase c = shape(9, 264, 520, 3);
+  c.backend = TGV_BACKEND_AUTO;
+  c.w_broadcast = true;  // the tgv kernels refuse it; auto must still serve it
+  cases.push_back(c);
+  return cases;
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, AutoGemm, ::testing::ValuesIn(auto_cases()),
+                         [](const auto& info) { return info.param.name(); });
+
+// Every tactic, explicitly, on shapes with partial tiles in every dimension.
+class TgvTactic : public ::testing::TestWithParam<int32_t> {};
+TEST_P(TgvTactic, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  for (GemmCase c : {shape(37, 1000, 1000), shape(130, 264, 520, 2)}) {
+    c.backend = TGV_BACKEND_TGV;
+    c.tactic = GetParam();
+    c.bias = c.l == 2;
+    SCOPED_TRACE(c.name());
+    expect_case(c);
+    if (IsSkipped()) return;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(All, TgvTactic, ::testing::Range(0, tgv_num_tactics()));
+
+// Explicit split-K factors on a deep-K, few-CTA shape.
+class TgvSplitK : public ::testing::TestWithParam<int32_t> {};
+TEST_P(TgvSplitK, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  GemmCase c = shape(8, 1024, 4096);
+  c.backend = TGV_BACKEND_TGV;
+  c.split_k = GetParam();
+  c.bias = true;
+  expect_case(c);
+}
+INSTANTIATE_TEST_SUITE_P(Factors, TgvSplitK, ::testing::Values(1, 2, 3, 4, 5, 8, 16));
+
+// A factor beyond Hopper's largest cluster (16): served correctly or refused
+// up front (nothing written), never a failed launch.
+TEST(TgvSplitKLimit, BeyondClusterLimitIsServedOrRefused) {
+  TGV_REQUIRE_GPU();
+  GemmCase c = shape(8, 1024, 8192);
+  c.backend = TGV_BACKEND_TGV;
+  c.split_k = 32;
+  const CaseResult r = tgv_test::run_case(c);
+  for (const std::string& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_TRUE(r.status == TGV_SUCCESS || r.status == TGV_ERROR_INVALID_ARGUMENT ||
+              r.status == TGV_ERROR_NOT_SUPPORTED)
+      << tgv_status_name(r.status) << ": " << r.message;
+}
+
+// tgv_gemm from several host threads at once, each on its own stream: both
+// backends, and two threads racing to build the same new cuBLASLt plan.
+TEST(Concurrency, ThreadsOnTheirOwnStreams) {
+  TGV_REQUIRE_GPU();
+  std::vector<GemmCase> cases;
+  for (int i = 0; i < 2; ++i) {  // same fresh shape twice: the plan-cache race
+    GemmCase c = shape(24, 2056, 1032);
+    c.bias = true;
+    cases.push_back(c);
+  }
+  {
+    GemmCase c = shape(130, 520, 1000);
+    c.out_row_major = false;
+    c.bias = true;
+    cases.push_back(c);
+    c = shape(16, 4096, 4096);
+    c.backend = TGV_BACKEND_TGV;
+    cases.push_back(c);
+    c = shape(37, 1000, 1000, 2);
+    c.backend = TGV_BACKEND_TGV;
+    c.bias = true;
+    cases.push_back(c);
+    c = shape(8, 2048, 4096);
+    c.backend = TGV_BACKEND_AUTO;
+    cases.push_back(c);
+  }
+  std::vector<CaseResult> results(cases.size());
+  std::vector<std::string> crashes(cases.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].own_stream = true;
+    cases[i].seed += i;
+    threads.emplace_back([&, i] {
+      try {
+        results[i] = tgv_test::run_case(cases[i]);
+      } catch (const std::exception& e) {
+        crashes[i] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(cases[i].name() + " backend " + std::to_string(cases[i].backend));
+    EXPECT_EQ(crashes[i], "");
+    if (results[i].status == TGV_ERROR_NOT_SUPPORTED && cases[i].backend == TGV_BACKEND_TGV) continue;
+    EXPECT_EQ(results[i].status, TGV_SUCCESS) << results[i].message;
+    for (const std::string& f : results[i].failures) ADD_FAILURE() << f;
+  }
+}
+
+}  // namespace

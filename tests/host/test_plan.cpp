@@ -1,0 +1,365 @@
+// Planning (src/plan): backend choice, explicit tactics, the one-wave ladder
+// and the reasons the tgv kernels refuse a request, on hand-made devices.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "api/validate.hpp"
+#include "common/error.hpp"
+#include "host_util.hpp"
+#include "plan/device_info.hpp"
+#include "plan/plan.hpp"
+#include "tactics/tactics.hpp"
+
+namespace {
+
+using namespace tgv::detail;
+using namespace tgv_test;
+
+#ifdef TGV_WITH_SM90
+constexpr bool kHasSm90 = true;
+#else
+constexpr bool kHasSm90 = false;
+#endif
+#define REQUIRE_SM90_BUILD() \
+  if (!kHasSm90) GTEST_SKIP() << "this build has no sm_90a kernels (TGV_CUDA_ARCHS lacks 90a)"
+
+DeviceInfo device(int sm, int32_t sms, int64_t smem = kSm90SmemBytes) {
+  DeviceInfo d;
+  d.ordinal = 0;
+  d.cc_major = sm / 10;
+  d.cc_minor = sm % 10;
+  d.num_sms = sms;
+  d.smem_optin_bytes = smem;
+  d.name = "test-sm" + std::to_string(sm);
+  return d;
+}
+const DeviceInfo kH200 = device(90, 132);
+const DeviceInfo kSmallHopper = device(90, 16);
+const DeviceInfo kA100 = device(80, 108, 166912);
+const DeviceInfo kB200 = device(100, 148);
+
+tgv_options options(int32_t backend, int32_t tactic = -1, int32_t split_k = 0, int32_t pdl = 1) {
+  return tgv_options{backend, tactic, pdl, split_k};
+}
+
+GemmDesc desc(int64_t m, int64_t n, int64_t k, int64_t l = 1) { return validate_problem(make_problem(m, n, k, l)); }
+
+// Runs `f`, expecting detail::Error with `status` and a message containing `text`.
+template <class F>
+::testing::AssertionResult throws(F&& f, tgv_status status, const std::string& text) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (e.status() != status)
+      return ::testing::AssertionFailure() << "status " << e.status() << " (" << e.what() << ")";
+    if (std::string(e.what()).find(text) == std::string::npos)
+      return ::testing::AssertionFailure() << "message \"" << e.what() << "\" lacks \"" << text << "\"";
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no exception";
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ctas(const Tactic& t, const GemmDesc& g) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
+
+// ---- backend choice ------------------------------------------------------
+
+TEST(Plan, CublasBackendAlwaysCublas) {
+  for (const DeviceInfo& dev : {kA100, kH200, kB200, kSmallHopper}) {
+    const Plan p = plan(desc(16, 4096, 4096), options(TGV_BACKEND_CUBLAS), dev);
+    EXPECT_EQ(p.backend, TGV_BACKEND_CUBLAS) << dev.name;
+  }
+}
+
+TEST(Plan, TgvOnSm80NotSupported) {
+  EXPECT_TRUE(throws([] { plan(desc(16, 4096, 4096), options(TGV_BACKEND_TGV), kA100); }, TGV_ERROR_NOT_SUPPORTED,
+                     "sm_80"));
+}
+
+TEST(Plan, TgvOnSm100NotSupported) {
+  EXPECT_TRUE(throws([] { plan(desc(16, 4096, 4096), options(TGV_BACKEND_TGV), kB200); }, TGV_ERROR_NOT_SUPPORTED,
+                     "sm_100"));
+}
+
+TEST(Plan, AutoOnSm80IsCublas) {
+  EXPECT_EQ(plan(desc(16, 4096, 4096), options(TGV_BACKEND_AUTO), kA100).backend, TGV_BACKEND_CUBLAS);
+}
+
+TEST(Plan, AutoOnSm100IsCublasUntilBlackwellKernelsExist) {
+  const GemmDesc g = desc(16, 4096, 4096);
+  const Plan p = plan(g, options(TGV_BACKEND_AUTO), kB200);
+  if (tgv_unsupported_reason(g, kB200, -1).empty())
+    EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+  else
+    EXPECT_EQ(p.backend, TGV_BACKEND_CUBLAS);
+}
+
+TEST(Plan, AutoOnSm90IsTgv) {
+  REQUIRE_SM90_BUILD();
+  for (const GemmDesc& g : {desc(1, 4096, 4096), desc(16, 4096, 4096), desc(200, 1000, 136, 3)}) {
+    const Plan p = plan(g, options(TGV_BACKEND_AUTO), kH200);
+    EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+    ASSERT_GE(p.tactic, 0);
+    ASSERT_LT(p.tactic, kNumTactics);
+    EXPECT_EQ(p.tactic, ladder(g, kH200));
+    EXPECT_EQ(p.stages, stages_for(tactic(p.tactic), kH200.smem_optin_bytes));
+    EXPECT_GE(p.stages, 2);
+    EXPECT_EQ(p.split_k, auto_split_k(g, tactic(p.tactic), kH200));
+  }
+}
+
+TEST(Plan, EveryLayoutPlansOnSm90) {
+  REQUIRE_SM90_BUILD();
+  for (int mask = 0; mask < 8; ++mask) {
+    auto q = make_problem(24, 256, 128);
+    if (mask & 1) { q.x_stride_m = 1; q.x_stride_k = 24; }
+    if (mask & 2) { q.w_stride_n = 1; q.w_stride_k = 256; }
+    if (mask & 4) { q.out_stride_m = 1; q.out_stride_n = 24; }
+    const GemmDesc g = validate_problem(q);
+    EXPECT_EQ(tgv_unsupported_reason(g, kH200, -1), "") << "layout mask " << mask;
+  }
+}
+
+TEST(Plan, PdlCarried) {
+  REQUIRE_SM90_BUILD();
+  EXPECT_TRUE(plan(desc(16, 4096, 4096), options(TGV_BACKEND_TGV, -1, 0, 1), kH200).pdl);
+  EXPECT_FALSE(plan(desc(16, 4096, 4096), options(TGV_BACKEND_TGV, -1, 0, 0), kH200).pdl);
+}
+
+// ---- tactics -------------------------------------------------------------
+
+TEST(Plan, ExplicitTacticHonoured) {
+  REQUIRE_SM90_BUILD();
+  const GemmDesc g = desc(37, 1000, 1000);
+  for (int32_t id = 0; id < kNumTactics; ++id) {
+    for (int32_t backend : {TGV_BACKEND_TGV, TGV_BACKEND_AUTO}) {
+      const Plan p = plan(g, options(backend, id), kH200);
+      EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+      EXPECT_EQ(p.tactic, id);
+      EXPECT_EQ(p.stages, stages_for(tactic(id), kH200.smem_optin_bytes));
+    }
+  }
+}
+
+TEST(Plan, ExplicitTacticOnSm80NotSupportedEvenWithAuto) {
+  EXPECT_TRUE(throws([] { plan(desc(16, 4096, 4096), options(TGV_BACKEND_AUTO, 0), kA100); },
+                     TGV_ERROR_NOT_SUPPORTED, "sm_80"));
+}
+
+TEST(Plan, ExplicitTacticTooLargeForSharedMemory) {
+  REQUIRE_SM90_BUILD();
+  const DeviceInfo tight = device(90, 132, 48 * 1024);
+  const GemmDesc g = desc(16, 4096, 4096);
+  for (int32_t id = 0; id < kNumTactics; ++id) {
+    const Tactic& t = tactic(id);
+    if (stages_for(t, tight.smem_optin_bytes) >= 2) {
+      EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id), tight).tactic, id);
+    } else {
+      EXPECT_NE(tgv_unsupported_reason(g, tight, id), "");
+      EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id), tight); }, TGV_ERROR_NOT_SUPPORTED,
+                         "tactic=" + std::to_string(id)));
+    }
+  }
+}
+
+// An explicit split-K factor is honoured, up to the number of K blocks.
+TEST(Plan, ExplicitSplitKHonoured) {
+  REQUIRE_SM90_BUILD();
+  const GemmDesc g = desc(8, 1024, 4096);
+  for (int32_t split : {1, 2, 3, 4, 8, 16}) {
+    const Plan p = plan(g, options(TGV_BACKEND_TGV, -1, split), kH200);
+    EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+    EXPECT_EQ(p.split_k, split);
+  }
+  // split_k > 1 asks for the tgv kernels even with backend=auto.
+  EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO, -1, 2), kH200).backend, TGV_BACKEND_TGV);
+  EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_AUTO, -1, 2), kA100); }, TGV_ERROR_NOT_SUPPORTED, "sm_80"));
+}
+
+TEST(Plan, SplitKBeyondKBlocksRejected) {
+  REQUIRE_SM90_BUILD();
+  // k = 520 with a cta_k = 128 tactic: 5 K blocks.
+  const GemmDesc g = desc(8, 1024, 520);
+  int32_t id = -1;
+  for (int32_t i = 0; i < kNumTactics; ++i)
+    if (tactic(i).cta_k == 128) id = i;
+  ASSERT_GE(id, 0);
+  EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id, 5), kH200).split_k, 5);
+  EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id, 6), kH200); }, TGV_ERROR_INVALID_ARGUMENT,
+                     "split_k=6"));
+}
+
+// Auto split-K: a power of two up to 8, only while the split grid still fits
+// one wave and each slice keeps at least 4 K blocks; the largest such.
+TEST(Plan, AutoSplitK) {
+  for (const DeviceInfo& dev : {kH200, kSmallHopper})
+    for (int64_t m : {1, 8, 64, 256})
+      for (int64_t n : {256, 1024, 4096, 16384})
+        for (int64_t k : {64, 512, 4096, 16384})
+          for (int32_t id = 0; id < kNumTactics; ++id) {
+            const GemmDesc g = desc(m, n, k);
+            const Tactic& t = tactic(id);
+            SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k << " tactic " << id
+                                              << " sms " << dev.num_sms);
+            const int32_t split = auto_split_k(g, t, dev);
+            const int64_t tiles = ctas(t, g), k_blocks = ceil_div(k, t.cta_k);
+            ASSERT_TRUE(split == 1 || split == 2 || split == 4 || split == 8) << split;
+            if (split > 1) {
+              EXPECT_LE(tiles * split, dev.num_sms);
+              EXPECT_GE(k_blocks, 4 * split);
+            }
+            if (split < 8) {
+              const int32_t next = split * 2;
+              EXPECT_FALSE(tiles * next <= dev.num_sms && k_blocks >= 4 * next) << "a larger split fits";
+            }
+          }
+}
+
+TEST(Plan, AutoPlanUsesAutoSplitK) {
+  REQUIRE_SM90_BUILD();
+  for (const GemmDesc& g : {desc(1, 1024, 16384), desc(8, 4096, 4096), desc(256, 16384, 512)}) {
+    const Plan p = plan(g, options(TGV_BACKEND_AUTO), kH200);
+    ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
+    EXPECT_EQ(p.split_k, auto_split_k(g, tactic(p.tactic), kH200));
+  }
+  // A few weight tiles over a deep K: the device is filled by splitting K.
+  EXPECT_GT(plan(desc(1, 1024, 16384), options(TGV_BACKEND_AUTO), kH200).split_k, 1);
+}
+
+// ---- the ladder ----------------------------------------------------------
+
+TEST(Ladder, CoversMAndFitsOneWaveWhenPossible) {
+  const std::vector<int64_t> ms = {1, 2, 7, 8, 9, 16, 17, 33, 64, 65, 100, 128, 129, 200, 255, 256, 257, 1000};
+  const std::vector<int64_t> ns = {64, 1000, 4096, 8192, 16384};
+  int32_t max_cta_n = 0;
+  for (int32_t i = 0; i < kNumTactics; ++i) max_cta_n = std::max(max_cta_n, tactics()[i].cta_n);
+  for (const DeviceInfo& dev : {kH200, kSmallHopper, device(90, 66, kSm90SmemBytes)})
+    for (int64_t l : {1, 3})
+      for (int64_t m : ms)
+        for (int64_t n : ns) {
+          const GemmDesc g = desc(m, n, 512, l);
+          SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " l=" << l << " sms=" << dev.num_sms
+                                            << " smem=" << dev.smem_optin_bytes);
+          const int32_t id = ladder(g, dev);
+          ASSERT_GE(id, 0);
+          ASSERT_LT(id, kNumTactics);
+          const Tactic& t = tactic(id);
+          EXPECT_GE(stages_for(t, dev.smem_optin_bytes), 2);
+          EXPECT_GE(t.cta_n, std::min<int64_t>(m, max_cta_n)) << "token tile does not cover M";
+          // Among the tactics that cover M and fit shared memory: a one-wave
+          // grid when one exists, else the fewest CTAs.
+          bool one_wave_exists = false;
+          int64_t fewest = INT64_MAX;
+          for (int32_t j = 0; j < kNumTactics; ++j) {
+            const Tactic& c = tactics()[j];
+            if (c.cta_n < std::min<int64_t>(m, max_cta_n) || stages_for(c, dev.smem_optin_bytes) < 2) continue;
+            one_wave_exists |= ctas(c, g) <= dev.num_sms;
+            fewest = std::min(fewest, ctas(c, g));
+          }
+          if (one_wave_exists)
+            EXPECT_LE(ctas(t, g), dev.num_sms) << "tactic " << id << " has " << ctas(t, g) << " CTAs";
+          else
+            EXPECT_EQ(ctas(t, g), fewest) << "tactic " << id;
+        }
+}
+
+TEST(Ladder, ChangesWithSmCount) {
+  // M = 8, N = 4096: 64-row weight tiles make 64 CTAs, one wave on 132 SMs;
+  // on 16 SMs nothing fits one wave and the fewest CTAs take 128-row tiles.
+  const GemmDesc g = desc(8, 4096, 4096);
+  const int32_t big = ladder(g, kH200), small = ladder(g, kSmallHopper);
+  EXPECT_NE(big, small);
+  EXPECT_LE(ctas(tactic(big), g), kH200.num_sms);
+  EXPECT_LT(ctas(tactic(small), g), ctas(tactic(big), g));
+}
+
+TEST(Ladder, Deterministic) {
+  const GemmDesc g = desc(33, 5000, 1024, 2);
+  EXPECT_EQ(ladder(g, kH200), ladder(g, kH200));
+}
+
+// ---- reasons the tgv kernels refuse --------------------------------------
+
+TEST(UnsupportedReason, PlainProblemOnHopper) {
+  REQUIRE_SM90_BUILD();
+  EXPECT_EQ(tgv_unsupported_reason(desc(16, 4096, 4096), kH200, -1), "");
+  EXPECT_EQ(tgv_unsupported_reason(desc(16, 4096, 4096, 4), kH200, -1), "");
+}
+
+TEST(UnsupportedReason, OlderArch) {
+  const std::string r = tgv_unsupported_reason(desc(16, 4096, 4096), kA100, -1);
+  EXPECT_NE(r.find("sm_80"), std::string::npos) << r;
+}
+
+TEST(UnsupportedReason, BroadcastInputOverBatch) {
+  REQUIRE_SM90_BUILD();
+  auto q = make_problem(16, 512, 256, 4);
+  q.x_stride_l = 0;
+  std::string r = tgv_unsupported_reason(validate_problem(q), kH200, -1);
+  EXPECT_NE(r.find("x_stride_l=0"), std::string::npos) << r;
+
+  q = make_problem(16, 512, 256, 4);
+  q.w_stride_l = 0;
+  r = tgv_unsupported_reason(validate_problem(q), kH200, -1);
+  EXPECT_NE(r.find("w_stride_l=0"), std::string::npos) << r;
+
+  // Through plan: auto falls back to cuBLASLt, tgv refuses.
+  EXPECT_EQ(plan(validate_problem(q), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
+  EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), kH200); }, TGV_ERROR_NOT_SUPPORTED,
+                     "w_stride_l=0"));
+
+  // A zero stride with one batch is no broadcast.
+  q = make_problem(16, 512, 256, 1);
+  q.x_stride_l = 0;
+  q.w_stride_l = 0;
+  EXPECT_EQ(tgv_unsupported_reason(validate_problem(q), kH200, -1), "");
+}
+
+TEST(UnsupportedReason, GridLimits) {
+  REQUIRE_SM90_BUILD();
+  auto q = make_problem(8, 64, 64, 65536);  // batches ride grid.z
+  std::string r = tgv_unsupported_reason(validate_problem(q), kH200, -1);
+  EXPECT_NE(r.find("l=65536"), std::string::npos) << r;
+  q = make_problem(8, 64, 64, 65535);
+  EXPECT_EQ(tgv_unsupported_reason(validate_problem(q), kH200, -1), "");
+  // Token tiles ride grid.y: with 8-token tiles at most 65535 * 8 tokens.
+  r = tgv_unsupported_reason(desc(65535 * 8 + 1, 64, 64), kH200, -1);
+  EXPECT_NE(r.find("m=524281"), std::string::npos) << r;
+  EXPECT_EQ(tgv_unsupported_reason(desc(65535 * 8, 64, 64), kH200, -1), "");
+}
+
+TEST(UnsupportedReason, TmaPlaneOver4GiB) {
+  REQUIRE_SM90_BUILD();
+  // W: 65536 rows x 32768 columns of bf16 = 2^32 bytes.
+  std::string r = tgv_unsupported_reason(desc(16, 65536, 32768), kH200, -1);
+  EXPECT_NE(r.find("w"), std::string::npos) << r;
+  EXPECT_NE(r, "");
+  // Just under: 65536 x 32760.
+  EXPECT_EQ(tgv_unsupported_reason(desc(16, 65536, 32760), kH200, -1), "");
+
+  // A padded leading dimension counts: 32768 rows of ld 65536.
+  auto q = make_problem(16, 32768, 32760);
+  q.w_stride_n = 65536;
+  r = tgv_unsupported_reason(validate_problem(q), kH200, -1);
+  EXPECT_NE(r, "");
+
+  // N-major W: K rows of ld N.
+  q = make_problem(16, 65536, 32768);
+  q.w_stride_n = 1;
+  q.w_stride_k = 65536;
+  EXPECT_NE(tgv_unsupported_reason(validate_problem(q), kH200, -1), "");
+
+  // x too: 65536 tokens x 32768.
+  r = tgv_unsupported_reason(desc(65536, 64, 32768), kH200, -1);
+  EXPECT_NE(r.find("x"), std::string::npos) << r;
+
+  // auto falls back to cuBLASLt rather than failing.
+  EXPECT_EQ(plan(desc(16, 65536, 32768), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
+  EXPECT_TRUE(throws([] { plan(desc(16, 65536, 32768), options(TGV_BACKEND_TGV), kH200); }, TGV_ERROR_NOT_SUPPORTED,
+                     "w"));
+}
+
+}  // namespace

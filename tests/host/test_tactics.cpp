@@ -1,0 +1,93 @@
+// The tactic table: ids, shapes, shared-memory fit, and tgv_get_tactic.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "common/error.hpp"
+#include "host_util.hpp"
+#include "tactics/tactics.hpp"
+#include "tgv/tgv.h"
+
+namespace {
+
+using namespace tgv::detail;
+using tgv_test::status_is;
+
+TEST(Tactics, CountMatchesCApi) {
+  EXPECT_EQ(tgv_num_tactics(), kNumTactics);
+  EXPECT_GT(kNumTactics, 0);
+}
+
+TEST(Tactics, IdsAreIndices) {
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    EXPECT_EQ(tactics()[i].id, i);
+    EXPECT_EQ(&tactic(i), &tactics()[i]);
+  }
+}
+
+TEST(Tactics, ShapesAreLegal) {
+  std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> seen;
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    SCOPED_TRACE(::testing::Message() << "tactic " << i << " (" << t.cta_m << "x" << t.cta_n << "x" << t.cta_k << ")");
+    EXPECT_EQ(t.arch, 90);
+    EXPECT_TRUE(t.cta_m == 64 || t.cta_m == 128);
+    EXPECT_EQ(t.cta_n % 8, 0);
+    EXPECT_GE(t.cta_n, 8);
+    EXPECT_LE(t.cta_n, 256);
+    EXPECT_TRUE(t.cta_k == 64 || t.cta_k == 128);
+    EXPECT_GE(t.cluster, 1);
+    EXPECT_TRUE(seen.emplace(t.arch, t.cta_m, t.cta_n, t.cta_k).second) << "duplicate tactic";
+  }
+}
+
+TEST(Tactics, EveryTacticFitsHopperSharedMemory) {
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    SCOPED_TRACE(::testing::Message() << "tactic " << i);
+    EXPECT_EQ(stage_bytes(t), int64_t(t.cta_m + t.cta_n) * t.cta_k * 2);
+    const int32_t stages = stages_for(t, kSm90SmemBytes);
+    EXPECT_GE(stages, 2);
+    EXPECT_LE(stages, kMaxStages);
+    EXPECT_LE(smem_bytes_for(t, stages), kSm90SmemBytes);
+    // The deepest pipeline: one more stage would not fit (or is over the cap).
+    if (stages < kMaxStages) {
+      EXPECT_GT(smem_bytes_for(t, stages + 1), kSm90SmemBytes);
+    }
+  }
+}
+
+TEST(Tactics, StagesForSmallSharedMemory) {
+  const Tactic& t = tactics()[0];
+  EXPECT_EQ(stages_for(t, smem_bytes_for(t, 2)), 2);
+  EXPECT_EQ(stages_for(t, smem_bytes_for(t, 2) - 1), 0);  // not even two stages
+  EXPECT_EQ(stages_for(t, smem_bytes_for(t, 3)), 3);
+  EXPECT_EQ(stages_for(t, int64_t(1) << 30), kMaxStages);
+}
+
+TEST(Tactics, GetTacticMatchesTable) {
+  for (int32_t i = 0; i < tgv_num_tactics(); ++i) {
+    tgv_tactic_info info{};
+    ASSERT_TRUE(status_is(tgv_get_tactic(i, &info), TGV_SUCCESS));
+    const Tactic& t = tactics()[i];
+    EXPECT_EQ(info.id, i);
+    EXPECT_EQ(info.arch, t.arch);
+    EXPECT_EQ(info.cta_m, t.cta_m);
+    EXPECT_EQ(info.cta_n, t.cta_n);
+    EXPECT_EQ(info.cta_k, t.cta_k);
+    EXPECT_EQ(info.cluster, t.cluster);
+    EXPECT_EQ(info.stages, stages_for(t, kSm90SmemBytes));
+  }
+}
+
+TEST(Tactics, GetTacticOutOfRange) {
+  tgv_tactic_info info{};
+  EXPECT_TRUE(status_is(tgv_get_tactic(-1, &info), TGV_ERROR_INVALID_ARGUMENT, {"tactic=-1"}));
+  EXPECT_TRUE(status_is(tgv_get_tactic(tgv_num_tactics(), &info), TGV_ERROR_INVALID_ARGUMENT,
+                        {"tactic=" + std::to_string(tgv_num_tactics())}));
+  EXPECT_TRUE(status_is(tgv_get_tactic(0, nullptr), TGV_ERROR_INVALID_ARGUMENT, {"info is NULL"}));
+  EXPECT_THROW(tactic(kNumTactics), tgv::detail::Error);
+}
+
+}  // namespace
