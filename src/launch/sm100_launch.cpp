@@ -1,81 +1,15 @@
 #include "launch/sm100_launch.hpp"
 
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
-
-#include <mutex>
 
 #include "common/cuda_check.hpp"
 #include "launch/sm100_tile.hpp"
+#include "launch/tensor_map.hpp"
 #include "plan/device_info.hpp"
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
-
-#if defined(TGV_WITH_SM100)
-namespace {
-
-using kernels::sm100::kChunkK;
-using kernels::sm100::kCtaK;
-
-// The driver's tensor-map encoder, through the runtime so that we need not link libcuda.
-PFN_cuTensorMapEncodeTiled_v12000 encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult result{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &result) ==
-            cudaSuccess &&
-        result == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  });
-  if (fn == nullptr) throw Error(TGV_ERROR_CUDA, "the CUDA driver has no cuTensorMapEncodeTiled");
-  return fn;
-}
-
-// A map over a K-major rows x K operand, 128-byte swizzle, boxes of box_rows
-// rows by one 64-column chunk: 3-D (K, row, batch). Out-of-bounds elements of a
-// box read as zero (and still count toward the transaction bytes), which is what
-// makes every M, N and K tail, and the padding CTA of an odd pair, correct
-// without predication.
-//
-// Folded (K a multiple of 64): 4-D (chunk column, row, chunk, batch) with boxes
-// of kCtaK / 64 chunks, so one copy fills a stage's whole tile. The chunk
-// stride (128 bytes) is smaller than the row stride; a K tail cannot fold, as
-// the last chunk's columns past K would read the next row instead of zeros.
-CUtensorMap make_map(const char* name, const Operand& o, int64_t rows, int64_t k, int64_t l, int box_rows, bool fold) {
-  const uint64_t plane_bytes = ((rows * o.ld * 2 + 15) / 16) * 16;
-  // With one batch the batch stride is never applied; any legal value will do.
-  const cuuint64_t batch_stride = static_cast<cuuint64_t>(l > 1 ? o.batch_stride * 2 : plane_bytes);
-  cuuint64_t dims[4], strides[3];
-  cuuint32_t box[4], elem_strides[4] = {1, 1, 1, 1};
-  cuuint32_t rank = 3;
-  if (fold) {
-    rank = 4;
-    dims[0] = kChunkK, dims[1] = rows, dims[2] = k / kChunkK, dims[3] = l;
-    strides[0] = o.ld * 2, strides[1] = kChunkK * 2, strides[2] = batch_stride;
-    box[0] = kChunkK, box[1] = box_rows, box[2] = kCtaK / kChunkK, box[3] = 1;
-  } else {
-    dims[0] = k, dims[1] = rows, dims[2] = l;
-    strides[0] = o.ld * 2, strides[1] = batch_stride;
-    box[0] = kChunkK, box[1] = box_rows, box[2] = 1;
-  }
-  CUtensorMap map;
-  const CUresult r = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(o.ptr), dims, strides,
-                               box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw Error(TGV_ERROR_CUDA, strfmt("cuTensorMapEncodeTiled for %s failed (CUresult %d): rank %u, dims %llu x %llu "
-                                       "x %llu, box %u x %u x %u",
-                                       name, int(r), rank, (unsigned long long)dims[0], (unsigned long long)dims[1],
-                                       (unsigned long long)dims[2], box[0], box[1], box[2]));
-  return map;
-}
-
-}  // namespace
-#endif
 
 void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
 #if !defined(TGV_WITH_SM100)
@@ -83,6 +17,9 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   throw Error(TGV_ERROR_NOT_SUPPORTED,
               "this build has no sm_100a/sm_103a kernels (TGV_CUDA_ARCHS lists neither 100a nor 103a)");
 #else
+  using kernels::sm100::kChunkK;
+  using kernels::sm100::kCtaK;
+  static_assert(kChunkK == kSm90ChunkK, "tensor_map boxes are 64-column chunks, 128-byte swizzled when K-major");
   const Tactic& t = tactic(plan.tactic);
   if (t.arch != 100) throw Error(TGV_ERROR_INTERNAL, strfmt("tactic %d is not an sm_100 tactic", plan.tactic));
   // The planner refuses these first; the launcher checks again, since a kernel
@@ -98,16 +35,14 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
 
   Sm100Launch l{};
   TGV_CUDA_CHECK(cudaGetDevice(&l.device));
-  // cuTensorMapEncodeTiled is a driver call and needs a current context, which
-  // a thread that has made no runtime call yet lacks: bind the primary context.
-  thread_local int bound_device = -1;
-  if (bound_device != l.device) {
-    TGV_CUDA_CHECK(cudaSetDevice(l.device));
-    bound_device = l.device;
-  }
-  const bool fold = g.k % kChunkK == 0;
-  l.tmap_w = make_map("w", g.w, g.n, g.k, g.l, t.cta_m, fold);
-  l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n / t.cluster, fold);  // a pair splits the token tile
+  bind_context_for_encoding(l.device);
+  // K-major, 128-byte swizzle, 64-column boxes; out-of-bounds elements read as
+  // zero (and still count toward the transaction bytes), which makes every M,
+  // N and K tail, and the padding CTA of an odd pair, correct without
+  // predication. With K a multiple of 64, one 4-D box carries a whole stage.
+  const int w_fold = fold_chunks(g.w, g.k, kCtaK), x_fold = fold_chunks(g.x, g.k, kCtaK);
+  l.tmap_w = make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold);
+  l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n / t.cluster, x_fold);  // a pair splits the token tile
   l.pdl = plan.pdl;
   l.stream = stream;
   l.smem_optin = current_device_info().smem_optin_bytes;
@@ -119,8 +54,8 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.n = static_cast<int32_t>(g.n);
   p.num_k_blocks = static_cast<int32_t>((g.k + kCtaK - 1) / kCtaK);
   p.stages = plan.stages;
-  p.w_folded = fold;
-  p.x_folded = fold;
+  p.w_folded = w_fold > 0;
+  p.x_folded = x_fold > 0;
   p.out_row_major = g.out.row_major ? 1 : 0;
   p.out_ld = g.out.ld;
   p.out_batch_stride = g.out.batch_stride;

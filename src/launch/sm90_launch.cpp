@@ -35,6 +35,10 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.num_k_blocks = static_cast<int32_t>((g.k + t.cta_k - 1) / t.cta_k);
   p.stages = plan.stages;
   p.split_k = plan.split_k;
+  // Each weight byte is read once: let it leave L2 first. Every CTA of the grid
+  // reads the same activations: keep them.
+  p.w_policy = kernels::sm90::L2Policy::EvictFirst;
+  p.x_policy = kernels::sm90::L2Policy::EvictLast;
   p.w_folded = w_fold > 0;
   p.x_folded = x_fold > 0;
   p.out_row_major = g.out.row_major ? 1 : 0;

@@ -58,7 +58,7 @@ using Barrier = cutlass::arch::ClusterTransactionBarrier;
 // data path layout"): which lane and column hold accumulator row r, token t.
 enum class Datapath {
   kFull,        // M = 128 (1 CTA) or 256 (pair, 128 per CTA): lane r, column t
-  kHalfLanes,   // M = 64 (1 CTA): lane 32 (r / 16) + r % 16, column t; lanes 16..31 of a warp unused
+  kHalfLanes,   // M = 64 (1 CTA): lane 32 (r / 16) + r % 16, column t; upper 16 lanes of each sub-partition unused
   kFoldedCols,  // M = 128 (pair, 64 per CTA): tokens [0, N/2) in lanes r, [N/2, N) in lanes 64 + r
 };
 
@@ -195,9 +195,10 @@ __device__ __forceinline__ void umma_commit(uint64_t* bar) {
     cutlass::arch::umma_arrive_multicast_2x1SM(bar, uint16_t(0b11));
 }
 
-// The producers' ring walk: wait for the slot to be empty, fill it. A fresh empty
-// barrier passes a wait for parity 1 (the phase "before" phase 0), so the first
-// lap does not block; the parity flips after each lap.
+// A walk around the ring: stage index and the barrier parity to wait for, which
+// flips after each lap. The producers start at parity 1 on the empty barriers
+// (a fresh barrier passes a wait for the phase "before" phase 0, so the first lap
+// does not block); the MMA starts at parity 0 on the full barriers.
 struct RingCursor {
   int stage = 0;
   uint32_t phase;
@@ -369,7 +370,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     __syncwarp();
     tcgen05_after_thread_sync();
     tmem.free(tmem_acc, T::kTmemCols);  // a pair frees collectively
-  } else if (warp >= 4) {
+  } else if (warp == 3) {
+    // ---- idle: keeps the epilogue on warps 4..7, i.e. TMEM sub-partitions 0..3 ----
+  } else {
     // ---- epilogue: TMEM -> registers -> + bias -> bf16 -> predicated stores ----
     const int q = warp % 4;  // a warp may read TMEM lanes [32 q, 32 q + 32) only
     Barrier::arrive(&ss.tmem_alloc);  // phase 0: 128 of 160
@@ -395,6 +398,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     float bias = 0.0f;
     if (p.bias != nullptr) {
       Barrier::wait(&ss.tma_epilog, 0);  // after the previous kernel, which may have written the bias
+      asm volatile("" ::: "memory");      // CUTLASS's wait has no memory clobber: keep the load below it
       if (row_valid) bias = __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[n]);
     }
 
@@ -442,7 +446,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       }
     }
   }
-  // warp 3: idle.
 
   if constexpr (T::kCluster > 1) {
     // Neither CTA of a pair exits while its peer may still touch its shared

@@ -13,6 +13,8 @@ namespace tgv::kernels::sm90 {
 inline constexpr int kChunkK = detail::kSm90ChunkK;
 using detail::kMaxStages;  // barrier slots reserved beside the ring
 
+enum class L2Policy : int32_t { Normal, EvictFirst, EvictLast };
+
 struct Params {
   void* out;
   const void* bias;  // nullptr: no bias
@@ -21,7 +23,8 @@ struct Params {
   int32_t split_k;
   // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
   // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.
-  int32_t w_folded, x_folded;  // CTAs of a cluster that share one output tile, each over a slice of K
+  int32_t w_folded, x_folded;
+  L2Policy w_policy, x_policy;  // of the TMA loads  // CTAs of a cluster that share one output tile, each over a slice of K
   int32_t out_row_major;
   int32_t out_vectorized;  // 16-byte stores are aligned for every row and batch
   int64_t out_ld, out_batch_stride;

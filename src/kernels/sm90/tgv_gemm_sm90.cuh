@@ -94,6 +94,13 @@ struct Traits {
   static constexpr int kPartialBytes = kCtaM * kCtaN * 4;  // a CTA's fp32 partial sums, for split-K
 };
 
+__device__ __forceinline__ uint64_t cache_hint(L2Policy policy) {
+  using cute::TMA::CacheHintSm90;
+  return static_cast<uint64_t>(policy == L2Policy::EvictFirst  ? CacheHintSm90::EVICT_FIRST
+                               : policy == L2Policy::EvictLast ? CacheHintSm90::EVICT_LAST
+                                                               : CacheHintSm90::EVICT_NORMAL);
+}
+
 template <class Mma, size_t... I>
 __device__ __forceinline__ void wgmma(uint64_t desc_w, uint64_t desc_x, float* acc, std::index_sequence<I...>) {
   Mma::fma(desc_w, desc_x, acc[I]..., GMMA::ScaleOut::One);
@@ -137,6 +144,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_dealloc<40>();
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
+      const uint64_t w_hint = cache_hint(p.w_policy);
       for (int i = 0; i < num_kb; ++i) {
         const int s = i % p.stages, kb = kb_begin + i;
         Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
@@ -149,13 +157,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
             if (p.w_folded) {
               // One box carries every chunk of the stage: fewer, larger copies
               // stream faster per SM than one 8 KB copy per chunk.
-              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_w, full + s, 0, chunk, 0, n0, kb * T::kChunks, batch);
+              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_w, full + s, w_hint, chunk, 0, n0, kb * T::kChunks, batch);
             } else {
-              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk, k, n0, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, w_hint, chunk, k, n0, batch);
             }
           } else {
             for (int b = 0; b < T::kCtaM / 64; ++b)
-              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, 0, chunk + b * T::kBoxBytes, n0 + b * 64, k, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, w_hint, chunk + b * T::kBoxBytes, n0 + b * 64, k, batch);
           }
         }
       }
@@ -164,6 +172,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     } else if (warp == 1 && lane == 0) {
       // x producer: the activations are the previous kernel's output.
       griddep_wait();
+      const uint64_t x_hint = cache_hint(p.x_policy);
       for (int i = 0; i < num_kb; ++i) {
         const int s = i % p.stages, kb = kb_begin + i;
         Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
@@ -174,15 +183,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           uint8_t* chunk = dst + c * T::kChunkBytesX;
           if constexpr (T::kMajorX == GMMA::Major::K) {
             if (p.x_folded) {
-              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_x, full + s, 0, chunk, 0, m0, kb * T::kChunks, batch);
+              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_x, full + s, x_hint, chunk, 0, m0, kb * T::kChunks, batch);
             } else {
-              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, k, m0, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, x_hint, chunk, k, m0, batch);
             }
           } else if constexpr (T::kCtaN <= 64) {
-            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk, m0, k, batch);
+            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, x_hint, chunk, m0, k, batch);
           } else {
             for (int b = 0; b < T::kCtaN / 64; ++b)
-              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, 0, chunk + b * T::kBoxBytes, m0 + b * 64, k, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, x_hint, chunk + b * T::kBoxBytes, m0 + b * 64, k, batch);
           }
         }
       }
@@ -233,6 +242,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       const int s = i % p.stages;
       Barrier::wait(full + s, (i / p.stages) & 1);
       if (i == 0 && rank == 0 && p.bias != nullptr) {
+        // The barrier wait's asm has no memory clobber: without this fence the
+        // compiler may hoist the bias load above it, before the x wait.
+        asm volatile("" ::: "memory");
         // Issued once x has landed (so after the previous kernel completed, in
         // case it wrote the bias); its latency hides behind the main loop.
         const auto* bias = static_cast<const __nv_bfloat16*>(p.bias);
