@@ -21,7 +21,7 @@ options:
                    (default: Llama-3.1-8B, Llama-3.1-70B TP8, DeepSeek-V3 TP8,
                    gpt-oss-120b TP4)
   --m LIST         token counts, comma-separated (default 1,2,4,8,16,32,64,128,256)
-  --backend LIST   among tgv,cublas, comma-separated (default tgv,cublas); a
+  --backend LIST   among tgv,auto,cublas, comma-separated (default tgv,cublas); a
                    backend that answers NOT_SUPPORTED is skipped with a note
   --tactic ID      tactic id for the tgv backend (default -1: the library picks)
   --split-k N      split-K factor for the tgv backend (default 0: the library picks)
@@ -92,8 +92,10 @@ bool parse_backends(const std::string& text, std::vector<BackendChoice>* backend
       choice = {name, tgv::Backend::Tgv};
     } else if (name == "cublas") {
       choice = {name, tgv::Backend::Cublas};
+    } else if (name == "auto") {
+      choice = {name, tgv::Backend::Auto};
     } else {
-      *error = "--backend: '" + name + "' is not one of tgv, cublas";
+      *error = "--backend: '" + name + "' is not one of tgv, auto, cublas";
       return false;
     }
     bool seen = false;

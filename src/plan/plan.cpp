@@ -16,6 +16,11 @@ constexpr int64_t kMaxGridYZ = 65535;                  // grid.y carries token t
 // enough K blocks to fill its pipeline.
 constexpr int32_t kMaxAutoSplitK = 8;
 constexpr int64_t kMinKBlocksPerSplit = 4;
+// Past 32 tokens cuBLASLt's compute-oriented tiles catch up: on the H200
+// (docs/PERFORMANCE.md) tgv was behind on 5 of the 12 default shapes at M = 64
+// (0.91-0.98x), on all at M = 128 (0.73-0.94x) and M = 256 (0.41-0.76x), and
+// at M <= 32 never more than 1% behind. A tuning file refines this per shape.
+constexpr int64_t kMaxAutoTokens = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -122,6 +127,8 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
     tuned = nullptr;              // backend=tgv: the ladder picks among ours
   }
   if (tuned != nullptr && !usable(*tuned, g, dev)) tuned = nullptr;
+  // Untuned, auto keeps our kernel to the decode range where it measured ahead.
+  if (tuned == nullptr && !tgv_required && g.m > kMaxAutoTokens) return p;
 
   p.backend = TGV_BACKEND_TGV;
   p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder(g, dev);

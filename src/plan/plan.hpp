@@ -6,8 +6,9 @@
 //   2. backend=tgv             -> our kernel, or an error saying why it cannot run
 //                                 (device arch, layout, TMA limits, tactic).
 //   3. backend=auto            -> cuBLASLt where the tuning file measured it
-//                                 faster; else our kernel where it can run on
-//                                 this device; else cuBLASLt.
+//                                 faster, or, untuned, for M > 32; else our
+//                                 kernel where it can run on this device; else
+//                                 cuBLASLt.
 //   Tactic and split-K: the explicit ones, else the tuning file's, else the
 //   one-wave ladder (ladder()) and auto_split_k().
 #pragma once

@@ -117,6 +117,10 @@ std::string GemmCase::name() const {
   return s.str();
 }
 
+void PrintTo(const GemmCase& c, std::ostream* os) {
+  *os << c.name() << " backend=" << c.backend << " seed=" << c.seed;
+}
+
 GemmFixture::GemmFixture(const GemmCase& c) : c_(c) {
   if (c.in_pad % 8 != 0 || c.batch_pad % 8 != 0)
     throw std::invalid_argument("GemmCase: in_pad and batch_pad must be multiples of 8");

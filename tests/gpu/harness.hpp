@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct GemmCase {
   // A gtest-safe name: m7_n1000_k136_l1_xK_wK_oR ...
   std::string name() const;
 };
+
+// How gtest prints a case (instead of its bytes).
+void PrintTo(const GemmCase& c, std::ostream* os);
 
 // The outcome of one case. status/message come from the first tgv_gemm call;
 // `failures` lists every check that failed (empty: all passed).

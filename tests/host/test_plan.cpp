@@ -99,7 +99,7 @@ TEST(Plan, AutoOnSm100IsCublasUntilBlackwellKernelsExist) {
 
 TEST(Plan, AutoOnSm90IsTgv) {
   REQUIRE_SM90_BUILD();
-  for (const GemmDesc& g : {desc(1, 4096, 4096), desc(16, 4096, 4096), desc(200, 1000, 136, 3)}) {
+  for (const GemmDesc& g : {desc(1, 4096, 4096), desc(16, 4096, 4096), desc(32, 1000, 136, 3)}) {
     const Plan p = plan(g, options(TGV_BACKEND_AUTO), kH200);
     EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
     ASSERT_GE(p.tactic, 0);
@@ -109,6 +109,16 @@ TEST(Plan, AutoOnSm90IsTgv) {
     EXPECT_GE(p.stages, 2);
     EXPECT_EQ(p.split_k, auto_split_k(g, tactic(p.tactic), kH200));
   }
+}
+
+// Untuned, auto hands M > 32 to cuBLASLt; backend=tgv still runs ours.
+TEST(Plan, AutoHandsLargeMToCublas) {
+  REQUIRE_SM90_BUILD();
+  for (int64_t m : {33, 64, 128, 200, 256, 1000}) {
+    EXPECT_EQ(plan(desc(m, 4096, 4096), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS) << m;
+    EXPECT_EQ(plan(desc(m, 4096, 4096), options(TGV_BACKEND_TGV), kH200).backend, TGV_BACKEND_TGV) << m;
+  }
+  EXPECT_EQ(plan(desc(32, 4096, 4096), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_TGV);
 }
 
 TEST(Plan, EveryLayoutPlansOnSm90) {
@@ -220,7 +230,7 @@ TEST(Plan, AutoSplitK) {
 
 TEST(Plan, AutoPlanUsesAutoSplitK) {
   REQUIRE_SM90_BUILD();
-  for (const GemmDesc& g : {desc(1, 1024, 16384), desc(8, 4096, 4096), desc(256, 16384, 512)}) {
+  for (const GemmDesc& g : {desc(1, 1024, 16384), desc(8, 4096, 4096), desc(32, 16384, 512)}) {
     const Plan p = plan(g, options(TGV_BACKEND_AUTO), kH200);
     ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
     EXPECT_EQ(p.split_k, auto_split_k(g, tactic(p.tactic), kH200));
