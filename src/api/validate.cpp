@@ -100,10 +100,10 @@ Output detect_output(const tgv_problem& p) {
   }
   if (p.l > 1) {
     const int64_t rows = o.row_major ? p.m : p.n, cols = o.row_major ? p.n : p.m;
-    const int64_t span = (rows - 1) * o.ld + cols;
+    const __int128 span = __int128(rows - 1) * o.ld + cols;  // 128 bits: a huge ld cannot wrap
     if (p.out_stride_l < span)
-      throw_invalid(strfmt("out_stride_l=%lld: batches of out would overlap (one batch spans %lld elements)",
-                           (long long)p.out_stride_l, (long long)span));
+      throw_invalid(strfmt("out_stride_l=%lld: batches of out would overlap (one batch spans %.0f elements)",
+                           (long long)p.out_stride_l, double(span)));
   }
   o.batch_stride = p.l > 1 ? p.out_stride_l : 0;
   return o;
@@ -115,11 +115,15 @@ struct ByteRange {
 };
 
 // Bytes an operand can touch: from its base to its last element, inclusive.
-ByteRange extent(const void* ptr, int64_t l, int64_t stride_l, int64_t d1, int64_t stride_1, int64_t d2,
-                 int64_t stride_2) {
-  const int64_t last = (l - 1) * stride_l + (d1 - 1) * stride_1 + (d2 - 1) * stride_2;
-  auto begin = reinterpret_cast<uintptr_t>(ptr);
-  return {begin, begin + static_cast<uintptr_t>((last + 1) * kElementBytes)};
+// Computed in 128 bits: sizes below 2^31 times strides below 2^63 cannot wrap
+// there, and an operand reaching past the 64-bit address space is an error.
+ByteRange extent(const char* name, const void* ptr, int64_t l, int64_t stride_l, int64_t d1, int64_t stride_1,
+                 int64_t d2, int64_t stride_2) {
+  const __int128 last = __int128(l - 1) * stride_l + __int128(d1 - 1) * stride_1 + __int128(d2 - 1) * stride_2;
+  const __int128 end = __int128(reinterpret_cast<uintptr_t>(ptr)) + (last + 1) * kElementBytes;
+  if (end > __int128(UINTPTR_MAX))
+    throw_invalid(strfmt("%s=%p: its strides reach past the end of the address space", name, ptr));
+  return {reinterpret_cast<uintptr_t>(ptr), static_cast<uintptr_t>(end)};
 }
 
 }  // namespace
@@ -154,12 +158,12 @@ GemmDesc validate_problem(const tgv_problem& p) {
   d.out = detect_output(p);
   d.bias = p.bias;
 
-  const ByteRange out = extent(p.out, p.l, d.out.batch_stride, p.m, p.out_stride_m, p.n, p.out_stride_n);
-  const ByteRange x = extent(p.x, p.l, d.x.batch_stride, p.m, p.x_stride_m, p.k, p.x_stride_k);
-  const ByteRange w = extent(p.w, p.l, d.w.batch_stride, p.n, p.w_stride_n, p.k, p.w_stride_k);
+  const ByteRange out = extent("out", p.out, p.l, d.out.batch_stride, p.m, p.out_stride_m, p.n, p.out_stride_n);
+  const ByteRange x = extent("x", p.x, p.l, d.x.batch_stride, p.m, p.x_stride_m, p.k, p.x_stride_k);
+  const ByteRange w = extent("w", p.w, p.l, d.w.batch_stride, p.n, p.w_stride_n, p.k, p.w_stride_k);
   if (out.overlaps(x)) throw_invalid(strfmt("out=%p overlaps x=%p: out must not alias an input", p.out, p.x));
   if (out.overlaps(w)) throw_invalid(strfmt("out=%p overlaps w=%p: out must not alias an input", p.out, p.w));
-  if (p.bias != nullptr && out.overlaps(extent(p.bias, 1, 0, 1, 0, p.n, 1)))
+  if (p.bias != nullptr && out.overlaps(extent("bias", p.bias, 1, 0, 1, 0, p.n, 1)))
     throw_invalid(strfmt("out=%p overlaps bias=%p: out must not alias an input", p.out, p.bias));
   return d;
 }

@@ -498,3 +498,14 @@ TEST(ValidateLayouts, ThrowsDetailError) {
 }
 
 }  // namespace
+
+// Strides so large that the last element lies past the 64-bit address space:
+// rejected with a message, never an overflowed (and so passing) overlap check.
+TEST(Validate, StridesBeyondTheAddressSpace) {
+  auto p = make_problem(16, 64, 64, 3);
+  p.x_stride_l = INT64_MAX / 16 * 8;
+  EXPECT_TRUE(validate_fails(p, TGV_ERROR_INVALID_ARGUMENT, {"x=", "past the end of the address space"}));
+  p = make_problem(16, 64, 64);
+  p.out_stride_m = INT64_MAX / 16 * 8;
+  EXPECT_TRUE(validate_fails(p, TGV_ERROR_INVALID_ARGUMENT, {"out=", "past the end of the address space"}));
+}
