@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
 #include "cublas/cublaslt_backend.hpp"
+#include "launch/sm100_launch.hpp"
 #include "launch/sm90_launch.hpp"
 #include "plan/device_info.hpp"
 #include "plan/plan.hpp"
@@ -116,7 +117,9 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void
     const Plan p = plan(g, o, dev, &tuning_for_device(dev.ordinal, dev.name, dev.num_sms));
     log_dispatch(g, p);
     auto s = static_cast<cudaStream_t>(stream);
-    if (p.backend == TGV_BACKEND_TGV)
+    if (p.backend == TGV_BACKEND_TGV && tactic(p.tactic).arch == 100)
+      launch_sm100(g, p, s);
+    else if (p.backend == TGV_BACKEND_TGV)
       launch_sm90(g, p, s);
     else
       cublaslt_gemm(g, s);
@@ -129,7 +132,8 @@ tgv_status tgv_get_tactic(int32_t id, tgv_tactic_info* info) {
   return guarded([&] {
     if (info == nullptr) throw_invalid("info is NULL");
     const Tactic& t = tactic(id);
-    *info = tgv_tactic_info{t.id, t.arch, t.cta_m, t.cta_n, t.cta_k, stages_for(t, kSm90SmemBytes), t.cluster};
+    *info = tgv_tactic_info{t.id, t.arch, t.cta_m, t.cta_n, t.cta_k, stages_for(t, smem_bytes_of_arch(t.arch)),
+                            t.cluster};
   });
 }
 

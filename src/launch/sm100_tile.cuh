@@ -8,6 +8,7 @@
 
 #include "common/cuda_check.hpp"
 #include "kernels/sm100/tgv_gemm_sm100.cuh"
+#include "launch/kernel_launch.hpp"
 #include "launch/sm100_tile.hpp"
 
 namespace tgv::detail {
@@ -25,37 +26,12 @@ void launch_sm100_tile(const Sm100Launch& l) {
                        kCtaM, kCtaN, kCluster, stages, int(kSmemReserveBytes) + stages * T::kStageBytes,
                        l.smem_bytes));
   if (l.grid.x % kCluster != 0) throw Error(TGV_ERROR_INTERNAL, "sm_100 grid.x is not a whole number of clusters");
-  // Raising the dynamic shared-memory limit is a driver call: do it once per
-  // device, to the device's limit, which covers every stage count.
+  // To the device's limit, which covers every stage count.
   static std::atomic<uint64_t> opted_in{0};
-  const uint64_t bit = uint64_t(1) << (l.device % 64);
-  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
-    TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.smem_optin)));
-    opted_in.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  cudaLaunchConfig_t config{};
-  config.gridDim = l.grid;
-  config.blockDim = dim3(T::kThreads);
-  config.dynamicSmemBytes = static_cast<size_t>(l.smem_bytes);
-  config.stream = l.stream;
-  cudaLaunchAttribute attrs[2]{};
-  unsigned num_attrs = 0;
-  if (l.pdl) {
-    attrs[num_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[num_attrs].val.programmaticStreamSerializationAllowed = 1;
-    ++num_attrs;
-  }
-  if constexpr (kCluster > 1) {
-    // The CTA pair of one cta_group::2 MMA: adjacent along x (weight-row tiles).
-    attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
-    attrs[num_attrs].val.clusterDim.x = kCluster;
-    attrs[num_attrs].val.clusterDim.y = 1;
-    attrs[num_attrs].val.clusterDim.z = 1;
-    ++num_attrs;
-  }
-  config.attrs = attrs;
-  config.numAttrs = num_attrs;
-  TGV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, l.tmap_w, l.tmap_x, l.params));
+  set_attribute_once(opted_in, l.device, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(l.smem_optin));
+  // The CTA pair of one cta_group::2 MMA is a cluster, adjacent along x (weight-row tiles).
+  launch_kernel(kernel, l.grid, dim3(T::kThreads), static_cast<size_t>(l.smem_bytes), l.stream, l.pdl,
+                static_cast<unsigned>(kCluster), l.tmap_w, l.tmap_x, l.params);
 }
 
 }  // namespace tgv::detail

@@ -1,5 +1,5 @@
 // The body of launch_sm90_tile, included by each instance file: picks the
-// operand-major pair, opts into the shared memory once per device, launches.
+// operand-major pair, checks the launch against the instance, launches.
 #pragma once
 
 #include <atomic>
@@ -8,6 +8,7 @@
 
 #include "common/cuda_check.hpp"
 #include "kernels/sm90/tgv_gemm_sm90.cuh"
+#include "launch/kernel_launch.hpp"
 #include "launch/sm90_tile.hpp"
 
 namespace tgv::detail {
@@ -15,45 +16,19 @@ namespace tgv::detail {
 template <class T>
 void launch_sm90_instance(const Sm90Launch& l) {
   auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
-  // Raising the dynamic shared-memory limit is a driver call: do it once per
-  // device, to the most any stage count of this instance can ask for.
+  // To the most any stage count of this instance can ask for.
   static std::atomic<uint64_t> opted_in{0}, nonportable{0};
-  const uint64_t bit = uint64_t(1) << (l.device % 64);
-  if ((opted_in.load(std::memory_order_acquire) & bit) == 0) {
-    TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSm90SmemBytes)));
-    opted_in.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  set_attribute_once(opted_in, l.device, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSm90SmemBytes));
   // The epilogue tile and the split-K partials reuse the drained ring.
   const int ring_bytes = l.smem_bytes - int(kSmemReserveBytes);
   if (T::kEpilogueBytes > ring_bytes || (l.params.split_k > 1 && T::kPartialBytes > ring_bytes))
     throw Error(TGV_ERROR_INTERNAL, "the SM90 epilogue or split-K partials do not fit the pipeline ring");
-  if (l.params.split_k > 8 && (nonportable.load(std::memory_order_acquire) & bit) == 0) {
-    // Clusters above 8 CTAs are a non-portable size that Hopper supports up to 16.
-    TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    nonportable.fetch_or(bit, std::memory_order_acq_rel);
-  }
-  cudaLaunchConfig_t config{};
-  config.gridDim = l.grid;
-  config.blockDim = dim3(T::kThreads);
-  config.dynamicSmemBytes = static_cast<size_t>(l.smem_bytes);
-  config.stream = l.stream;
-  cudaLaunchAttribute attrs[2]{};
-  unsigned num_attrs = 0;
-  if (l.pdl) {
-    attrs[num_attrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[num_attrs].val.programmaticStreamSerializationAllowed = 1;
-    ++num_attrs;
-  }
-  if (l.params.split_k > 1) {
-    attrs[num_attrs].id = cudaLaunchAttributeClusterDimension;
-    attrs[num_attrs].val.clusterDim.x = static_cast<unsigned>(l.params.split_k);
-    attrs[num_attrs].val.clusterDim.y = 1;
-    attrs[num_attrs].val.clusterDim.z = 1;
-    ++num_attrs;
-  }
-  config.attrs = attrs;
-  config.numAttrs = num_attrs;
-  TGV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, l.tmap_w, l.tmap_x, l.params));
+  // Clusters above 8 CTAs are a non-portable size that Hopper supports up to 16.
+  if (l.params.split_k > 8)
+    set_attribute_once(nonportable, l.device, kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  // A split-K tile's CTAs are one cluster, adjacent along x.
+  launch_kernel(kernel, l.grid, dim3(T::kThreads), static_cast<size_t>(l.smem_bytes), l.stream, l.pdl,
+                static_cast<unsigned>(l.params.split_k), l.tmap_w, l.tmap_x, l.params);
 }
 
 template <int kCtaM, int kCtaN, int kCtaK>

@@ -13,6 +13,10 @@ struct DeviceInfo {
   int32_t num_sms = 0;
   int64_t smem_optin_bytes = 0;  // dynamic shared memory a block may opt into
   std::string name;
+  // sm_100/sm_103: the tgv kernels passed their self-check on this device. No
+  // probe exists yet, so this stays false and backend=tgv is NOT_SUPPORTED on
+  // Blackwell (auto uses cuBLASLt there regardless).
+  bool sm100_validated = false;
 
   int32_t sm() const { return cc_major * 10 + cc_minor; }
 };

@@ -24,6 +24,36 @@ constexpr int64_t kMaxAutoTokens = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+#ifdef TGV_WITH_SM90
+constexpr bool kBuiltSm90 = true;
+#else
+constexpr bool kBuiltSm90 = false;
+#endif
+#ifdef TGV_WITH_SM100A
+constexpr bool kBuiltSm100 = true;
+#else
+constexpr bool kBuiltSm100 = false;
+#endif
+#ifdef TGV_WITH_SM103A
+constexpr bool kBuiltSm103 = true;
+#else
+constexpr bool kBuiltSm103 = false;
+#endif
+
+// The reference design's Blackwell ladder as (cta_m, cta_n, stages, cluster).
+constexpr int32_t kSm100Ladder[][4] = {
+    {64, 16, 12, 2}, {64, 32, 11, 2}, {64, 64, 9, 2}, {64, 128, 7, 2},
+    {128, 16, 6, 1}, {128, 32, 6, 2}, {128, 64, 5, 2},
+};
+
+int32_t find_sm100_tactic(const int32_t (&row)[4]) {
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.arch == 100 && t.cta_m == row[0] && t.cta_n == row[1] && t.stages == row[2] && t.cluster == row[3]) return i;
+  }
+  throw Error(TGV_ERROR_INTERNAL, "an sm_100 ladder tactic is missing from the tactic list");
+}
+
 // Bytes of the (outer x ld) plane a tensor map describes for one batch.
 std::string tma_reason(const char* op, const Operand& o, int64_t rows, int64_t k, int64_t l) {
   const int64_t outer = o.major == Major::K ? rows : k;
@@ -46,12 +76,22 @@ std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int
   const int sm = dev.sm();
   if (sm < 90)
     return strfmt("the tgv kernels need sm_90 or newer; device %d (%s) is sm_%d", dev.ordinal, dev.name.c_str(), sm);
-  if (sm == 100 || sm == 103)
-    return strfmt("the tgv kernels for sm_%d (Blackwell) are not built yet; use backend=cublas or auto", sm);
-  if (sm != 90) return strfmt("no tgv kernel for sm_%d (%s)", sm, dev.name.c_str());
-#ifndef TGV_WITH_SM90
-  return "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)";
-#endif
+  const bool blackwell = sm == 100 || sm == 103;
+  if (sm != 90 && !blackwell) return strfmt("no tgv kernel for sm_%d (%s)", sm, dev.name.c_str());
+  if (sm == 90 && !kBuiltSm90) return "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)";
+  if (blackwell) {
+    if ((sm == 100 && !kBuiltSm100) || (sm == 103 && !kBuiltSm103))
+      return strfmt("this build has no sm_%da kernels (TGV_CUDA_ARCHS does not list %da)", sm, sm);
+    if (!dev.sm100_validated)
+      return strfmt("the tgv kernels for sm_%d (Blackwell) are unvalidated: compiled, but no self-check has passed on "
+                    "device %d (%s); use backend=cublas or auto",
+                    sm, dev.ordinal, dev.name.c_str());
+    if (g.x.major != Major::K)
+      return "x is M-major (tokens contiguous): the sm_100 tgv kernel reads K-major x only; use backend=cublas or auto";
+    if (g.w.major != Major::K)
+      return "w is N-major (weight rows contiguous): the sm_100 tgv kernel reads K-major w only; use backend=cublas or "
+             "auto";
+  }
   if (g.l > kMaxGridYZ) return strfmt("l=%lld: over the %lld batches one grid holds", (long long)g.l, (long long)kMaxGridYZ);
   if (g.m > kMaxGridYZ * 8)
     return strfmt("m=%lld: over the %lld tokens one grid holds", (long long)g.m, (long long)(kMaxGridYZ * 8));
@@ -60,10 +100,12 @@ std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int
     if (!r.empty()) return r;
   if (tactic_id >= 0) {
     const Tactic& t = tactic(tactic_id);
-    if (t.arch != 90) return strfmt("tactic=%d is an sm_%d tactic; this device is sm_%d", tactic_id, t.arch, sm);
+    if (t.arch != arch_family(sm))
+      return strfmt("tactic=%d is an sm_%d tactic; this device is sm_%d", tactic_id, t.arch, sm);
+    const int32_t need = t.stages > 0 ? t.stages : 2;
     if (stages_for(t, dev.smem_optin_bytes) == 0)
-      return strfmt("tactic=%d needs %lld bytes of shared memory for two stages; the device offers %lld", tactic_id,
-                    (long long)smem_bytes_for(t, 2), (long long)dev.smem_optin_bytes);
+      return strfmt("tactic=%d needs %lld bytes of shared memory for %d stages; the device offers %lld", tactic_id,
+                    (long long)smem_bytes_for(t, need), need, (long long)dev.smem_optin_bytes);
   }
   return {};
 }
@@ -74,13 +116,13 @@ int32_t ladder(const GemmDesc& g, const DeviceInfo& dev) {
   int32_t cta_n = 256;
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
-    if (t.cta_k == 128 && t.cta_n >= want && t.cta_n < cta_n) cta_n = t.cta_n;
+    if (t.arch == 90 && t.cta_k == 128 && t.cta_n >= want && t.cta_n < cta_n) cta_n = t.cta_n;
   }
   int32_t best = -1;
   int64_t best_ctas = 0;
   for (int32_t i = 0; i < kNumTactics; ++i) {  // table order: cta_m = 64 before 128
     const Tactic& t = tactics()[i];
-    if (t.cta_k != 128 || t.cta_n != cta_n || stages_for(t, dev.smem_optin_bytes) == 0) continue;
+    if (t.arch != 90 || t.cta_k != 128 || t.cta_n != cta_n || stages_for(t, dev.smem_optin_bytes) == 0) continue;
     const int64_t ctas = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
     if (ctas <= dev.num_sms) return t.id;
     if (best < 0 || ctas < best_ctas) {
@@ -89,6 +131,24 @@ int32_t ladder(const GemmDesc& g, const DeviceInfo& dev) {
     }
   }
   if (best < 0) throw Error(TGV_ERROR_INTERNAL, "tactic ladder found no tactic that fits shared memory");
+  return best;
+}
+
+int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev) {
+  int32_t best = -1;
+  int64_t best_ctas = 0;
+  for (const auto& row : kSm100Ladder) {
+    const int32_t id = find_sm100_tactic(row);
+    const Tactic& t = tactic(id);
+    if (stages_for(t, dev.smem_optin_bytes) == 0) continue;
+    const int64_t ctas = t.cluster * ceil_div(g.n, int64_t(t.cta_m) * t.cluster) * ceil_div(g.m, t.cta_n) * g.l;
+    if (ctas <= dev.num_sms) return id;
+    if (best < 0 || ctas < best_ctas) {
+      best = id;
+      best_ctas = ctas;
+    }
+  }
+  if (best < 0) throw Error(TGV_ERROR_INTERNAL, "the sm_100 tactic ladder found no tactic that fits shared memory");
   return best;
 }
 
@@ -106,7 +166,9 @@ namespace {
 bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
   if (c.tactic < 0 || c.tactic >= kNumTactics || c.split_k < 1 || c.split_k > kMaxSplitK) return false;
   const Tactic& t = tactics()[c.tactic];
-  return t.arch == dev.sm() && stages_for(t, dev.smem_optin_bytes) > 0 && c.split_k <= ceil_div(g.k, t.cta_k);
+  if (t.arch == 100 && c.split_k > 1) return false;  // the sm_100 kernel has no split-K
+  return t.arch == arch_family(dev.sm()) && stages_for(t, dev.smem_optin_bytes) > 0 &&
+         c.split_k <= ceil_div(g.k, t.cta_k);
 }
 
 }  // namespace
@@ -115,8 +177,11 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   Plan p;
   p.pdl = o.pdl != 0;
   if (o.backend == TGV_BACKEND_CUBLAS) return p;
-  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic);
   const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1;
+  const bool blackwell = dev.sm() == 100 || dev.sm() == 103;
+  // auto never picks the Blackwell kernels: unvalidated on hardware (docs/sm100-review.md).
+  if (blackwell && !tgv_required) return p;
+  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic);
   if (!reason.empty()) {
     if (tgv_required) throw_unsupported(reason);
     return p;  // auto: cuBLASLt serves what our kernels cannot
@@ -131,6 +196,14 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   if (tuned == nullptr && !tgv_required && g.m > kMaxAutoTokens) return p;
 
   p.backend = TGV_BACKEND_TGV;
+  if (blackwell) {
+    if (o.split_k > 1)
+      throw_unsupported(strfmt("split_k=%d: the sm_100 tgv kernel has no split-K; use split_k=0 or 1", o.split_k));
+    p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder_sm100(g, dev);
+    p.stages = stages_for(tactic(p.tactic), dev.smem_optin_bytes);
+    p.split_k = 1;
+    return p;
+  }
   p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder(g, dev);
   const Tactic& t = tactic(p.tactic);
   p.stages = stages_for(t, dev.smem_optin_bytes);

@@ -8,7 +8,8 @@
 //   3. backend=auto            -> cuBLASLt where the tuning file measured it
 //                                 faster, or, untuned, for M > 32; else our
 //                                 kernel where it can run on this device; else
-//                                 cuBLASLt.
+//                                 cuBLASLt. Never the sm_100 kernels: they are
+//                                 unvalidated on hardware.
 //   Tactic and split-K: the explicit ones, else the tuning file's, else the
 //   one-wave ladder (ladder()) and auto_split_k().
 #pragma once
@@ -44,6 +45,11 @@ int32_t ladder(const GemmDesc& g, const DeviceInfo& dev);
 // Split-K when the tiles cannot fill the device: the largest power of two up
 // to 8 whose CTAs still fit one wave, with at least 4 K blocks per slice.
 int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
+
+// The reference design's Blackwell ladder, (cta_m, cta_n, stages, cluster) in
+// its order: the first whose grid, in CTAs (a pair counts two), fits one wave;
+// else the one with the fewest CTAs.
+int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev);
 
 // Throws detail::Error (NOT_SUPPORTED) for backend=tgv when tgv cannot serve.
 // `tuning` (may be null) holds measured choices that override the ladder.

@@ -18,9 +18,18 @@ constexpr std::array<Tactic, kNumTactics> build() {
   int32_t id = 0;
   for (int32_t cta_k : kSm90CtaKs)
     for (const auto& tile : tiles) {
-      list[id] = Tactic{id, 90, tile[0], tile[1], cta_k, 1};
+      list[id] = Tactic{id, 90, tile[0], tile[1], cta_k, 1, 0};
       ++id;
     }
+  constexpr int32_t sm100[][4] = {
+#define TGV_TACTIC_ROW(m, n, s, c) {m, n, s, c},
+      TGV_SM100_TACTICS(TGV_TACTIC_ROW)
+#undef TGV_TACTIC_ROW
+  };
+  for (const auto& row : sm100) {
+    list[id] = Tactic{id, 100, row[0], row[1], kSm100CtaK, row[3], row[2]};
+    ++id;
+  }
   return list;
 }
 
@@ -33,6 +42,25 @@ constexpr bool cta_ks_fit_the_kernel() {
 }
 static_assert(cta_ks_fit_the_kernel(), "cta_k is whole 64-column chunks");
 
+// Every SM100 tactic names a compiled tile, and its fixed pipeline fits.
+constexpr bool sm100_tactics_are_compiled() {
+  constexpr int32_t tiles[][3] = {
+#define TGV_TILE_ROW(m, n, c) {m, n, c},
+      TGV_SM100_TILES(TGV_TILE_ROW)
+#undef TGV_TILE_ROW
+  };
+  for (const Tactic& t : kTactics) {
+    if (t.arch != 100) continue;
+    bool found = false;
+    for (const auto& tile : tiles) found = found || (tile[0] == t.cta_m && tile[1] == t.cta_n && tile[2] == t.cluster);
+    if (!found || t.stages < 2 || t.stages > kMaxStages) return false;
+    if (kSmemReserveBytes + int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2 * t.stages > kSm100SmemBytes)
+      return false;
+  }
+  return true;
+}
+static_assert(sm100_tactics_are_compiled(), "an SM100 tactic names an uncompiled tile or does not fit shared memory");
+
 }  // namespace
 
 const Tactic* tactics() { return kTactics.data(); }
@@ -43,9 +71,10 @@ const Tactic& tactic(int32_t id) {
   return kTactics[id];
 }
 
-int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n) * t.cta_k * 2; }
+int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2; }
 
 int32_t stages_for(const Tactic& t, int64_t smem_bytes) {
+  if (t.stages > 0) return smem_bytes_for(t, t.stages) <= smem_bytes ? t.stages : 0;
   const int64_t fit = (smem_bytes - kSmemReserveBytes) / stage_bytes(t);
   if (fit < 2) return 0;
   return fit > kMaxStages ? kMaxStages : static_cast<int32_t>(fit);

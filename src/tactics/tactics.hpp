@@ -3,9 +3,10 @@
 //
 // A tactic fixes the tile a CTA computes: cta_m weight rows (the MMA's M after
 // the A/B swap) by cta_n tokens (the MMA's N), cta_k reduction columns per
-// pipeline stage. Pipeline depth is not part of the id: it is the most stages
-// that fit the device's shared memory (stages_for), so the deepest pipeline
-// is always used.
+// pipeline stage. On SM90, pipeline depth is not part of the id: it is the most
+// stages that fit the device's shared memory (stages_for), so the deepest
+// pipeline is always used. On SM100 a tactic is one of the reference design's
+// (cta_m, cta_n, stages, cluster) configurations, stages included.
 #pragma once
 
 #include <cstdint>
@@ -29,14 +30,54 @@ namespace tgv::detail {
   X(128, 128)             \
   X(128, 256)
 
+// Tile shapes compiled for SM100/SM103 (sm_100a, sm_103a) as (cta_m, cta_n,
+// cluster), cta_k = 128: the reference design's one-wave ladder tiles and its
+// default (64x8, one CTA). A cluster of 2 is the CTA pair of one cta_group::2
+// MMA: it covers 2 * cta_m weight rows, each CTA loading cta_n / 2 tokens.
+// Each is one kernel instance (K-major x and W only); the stage count is a
+// runtime parameter of the instance. CMake generates one file per line.
+#define TGV_SM100_TILES(X) \
+  X(64, 8, 1)              \
+  X(64, 16, 2)             \
+  X(64, 32, 2)             \
+  X(64, 64, 2)             \
+  X(64, 128, 2)            \
+  X(128, 16, 1)            \
+  X(128, 32, 2)            \
+  X(128, 64, 2)
+
+// SM100 tactics: the reference design's (cta_m, cta_n, stages, cluster)
+// configurations whose tile is compiled above, in its order.
+#define TGV_SM100_TACTICS(X) \
+  X(64, 8, 6, 1)             \
+  X(64, 8, 8, 1)             \
+  X(64, 8, 10, 1)            \
+  X(64, 8, 12, 1)            \
+  X(128, 16, 6, 1)           \
+  X(64, 16, 6, 2)            \
+  X(64, 16, 8, 2)            \
+  X(64, 16, 12, 2)           \
+  X(64, 32, 6, 2)            \
+  X(64, 32, 8, 2)            \
+  X(64, 32, 11, 2)           \
+  X(64, 64, 6, 2)            \
+  X(64, 64, 9, 2)            \
+  X(64, 128, 7, 2)           \
+  X(128, 32, 6, 2)           \
+  X(128, 64, 5, 2)
+
 struct Tactic {
   int32_t id;
-  int32_t arch;  // 90: Hopper
+  int32_t arch;  // 90: Hopper; 100: Blackwell (sm_100 and sm_103, each its own build of the kernels)
   int32_t cta_m;
   int32_t cta_n;
   int32_t cta_k;
-  int32_t cluster;
+  int32_t cluster;  // CTAs sharing one MMA (the SM100 pair); 1 on SM90 (split-K clusters are the plan's)
+  int32_t stages;   // 0: the deepest pipeline that fits (SM90); else fixed by the tactic (SM100)
 };
+
+// The tactic family a device runs: sm_103 runs the sm_100 tactics.
+inline constexpr int32_t arch_family(int32_t sm) { return sm == 103 ? 100 : sm; }
 
 // A stage's reduction depth is cta_k = chunks x 64: one chunk is one 128-byte
 // swizzle span of bf16, the widest box a swizzled TMA load may have. cta_k is
@@ -48,15 +89,23 @@ inline constexpr int32_t kNumSm90Tiles = 0
     TGV_SM90_TILES(TGV_COUNT_TILE)
 #undef TGV_COUNT_TILE
     ;
-inline constexpr int32_t kNumTactics = kNumSm90Tiles * 2;
+inline constexpr int32_t kNumSm90Tactics = kNumSm90Tiles * 2;
+inline constexpr int32_t kSm100CtaK = 128;
+inline constexpr int32_t kNumSm100Tactics = 0
+#define TGV_COUNT_TACTIC(m, n, s, c) +1
+    TGV_SM100_TACTICS(TGV_COUNT_TACTIC)
+#undef TGV_COUNT_TACTIC
+    ;
+inline constexpr int32_t kNumTactics = kNumSm90Tactics + kNumSm100Tactics;
 
-// The whole list; ids are indices. Order: cta_k major, then the tile order above.
+// The whole list; ids are indices. Order: the SM90 tactics (cta_k major, then
+// the tile order above), then the SM100 tactics in TGV_SM100_TACTICS order.
 const Tactic* tactics();
 const Tactic& tactic(int32_t id);
 
 // Shared memory: a stage holds a (cta_m x cta_k) weight tile and a
-// (cta_n x cta_k) activation tile; barriers and bookkeeping sit in a
-// fixed reserve beside the ring.
+// (cta_n / cluster x cta_k) activation tile (a CTA pair splits the tokens);
+// barriers and bookkeeping sit in a fixed reserve beside the ring.
 inline constexpr int64_t kSmemReserveBytes = 1024;
 inline constexpr int32_t kMaxStages = 16;
 // Split-K runs the slices of a tile as one cluster: 16 CTAs is the largest
@@ -64,13 +113,17 @@ inline constexpr int32_t kMaxStages = 16;
 inline constexpr int32_t kMaxSplitK = 16;
 static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8, "a full and an empty mbarrier per stage");
 int64_t stage_bytes(const Tactic& t);
-// Deepest pipeline that fits `smem_bytes` of dynamic shared memory per block
-// (0 when not even two stages fit).
+// Pipeline depth in `smem_bytes` of dynamic shared memory per block: the
+// tactic's fixed stage count (SM100), else the deepest pipeline that fits
+// (SM90). 0 when the fixed count does not fit, or not even two stages do.
 int32_t stages_for(const Tactic& t, int64_t smem_bytes);
 int64_t smem_bytes_for(const Tactic& t, int32_t stages);
 
 // The opt-in shared memory of an SM90 block (227 KiB); used to report stages
 // in tgv_get_tactic without touching a device.
 inline constexpr int64_t kSm90SmemBytes = 232448;
+// The same for an SM100/SM103 block (B200, B300: 227 KiB).
+inline constexpr int64_t kSm100SmemBytes = 232448;
+inline constexpr int64_t smem_bytes_of_arch(int32_t arch) { return arch == 100 ? kSm100SmemBytes : kSm90SmemBytes; }
 
 }  // namespace tgv::detail

@@ -25,6 +25,13 @@ constexpr bool kHasSm90 = false;
 #endif
 #define REQUIRE_SM90_BUILD() \
   if (!kHasSm90) GTEST_SKIP() << "this build has no sm_90a kernels (TGV_CUDA_ARCHS lacks 90a)"
+#if defined(TGV_WITH_SM100A) && defined(TGV_WITH_SM103A)
+constexpr bool kHasSm100 = true;
+#else
+constexpr bool kHasSm100 = false;
+#endif
+#define REQUIRE_SM100_BUILD() \
+  if (!kHasSm100) GTEST_SKIP() << "this build lacks the sm_100a or sm_103a kernels (TGV_CUDA_ARCHS)"
 
 DeviceInfo device(int sm, int32_t sms, int64_t smem = kSm90SmemBytes) {
   DeviceInfo d;
@@ -88,13 +95,104 @@ TEST(Plan, AutoOnSm80IsCublas) {
   EXPECT_EQ(plan(desc(16, 4096, 4096), options(TGV_BACKEND_AUTO), kA100).backend, TGV_BACKEND_CUBLAS);
 }
 
-TEST(Plan, AutoOnSm100IsCublasUntilBlackwellKernelsExist) {
+// The Blackwell kernels are unvalidated: auto never uses them, even on a device
+// whose self-check passed.
+TEST(Plan, AutoOnSm100IsCublas) {
   const GemmDesc g = desc(16, 4096, 4096);
-  const Plan p = plan(g, options(TGV_BACKEND_AUTO), kB200);
-  if (tgv_unsupported_reason(g, kB200, -1).empty())
-    EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
-  else
-    EXPECT_EQ(p.backend, TGV_BACKEND_CUBLAS);
+  EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), kB200).backend, TGV_BACKEND_CUBLAS);
+  DeviceInfo validated = kB200;
+  validated.sm100_validated = true;
+  EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), validated).backend, TGV_BACKEND_CUBLAS);
+}
+
+TEST(Plan, TgvOnSm100UnvalidatedSaysSo) {
+  REQUIRE_SM100_BUILD();
+  EXPECT_TRUE(throws([] { plan(desc(16, 4096, 4096), options(TGV_BACKEND_TGV), kB200); }, TGV_ERROR_NOT_SUPPORTED,
+                     "unvalidated"));
+}
+
+// Once the self-check has passed: the reference ladder with its fixed stages,
+// K-major x and W only, no split-K; sm_103 runs the same tactics.
+TEST(Plan, TgvOnValidatedSm100) {
+  REQUIRE_SM100_BUILD();
+  for (int sm : {100, 103}) {
+    DeviceInfo dev = device(sm, 148, kSm100SmemBytes);
+    dev.sm100_validated = true;
+    SCOPED_TRACE(::testing::Message() << "sm_" << sm);
+    const GemmDesc g = desc(16, 4096, 4096);
+    const Plan p = plan(g, options(TGV_BACKEND_TGV), dev);
+    ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
+    const Tactic& t = tactic(p.tactic);
+    EXPECT_EQ(p.tactic, ladder_sm100(g, dev));
+    EXPECT_EQ(p.stages, t.stages);
+    EXPECT_EQ(p.split_k, 1);
+    // 4096 / 128 pairs x 1 token tile = 64 CTAs: the ladder's first rung.
+    EXPECT_EQ(t.arch, 100);
+    EXPECT_EQ(t.cta_m, 64);
+    EXPECT_EQ(t.cta_n, 16);
+    EXPECT_EQ(t.cluster, 2);
+    EXPECT_EQ(t.stages, 12);
+    for (int32_t id = 0; id < kNumTactics; ++id) {
+      if (tactic(id).arch == 100) {
+        EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id), dev).tactic, id);
+      } else {
+        EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id), dev); }, TGV_ERROR_NOT_SUPPORTED,
+                           "is an sm_90 tactic"));
+      }
+    }
+    EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, -1, 2), dev); }, TGV_ERROR_NOT_SUPPORTED, "split_k=2"));
+    auto q = make_problem(24, 256, 128);
+    q.x_stride_m = 1;
+    q.x_stride_k = 24;
+    EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), dev); }, TGV_ERROR_NOT_SUPPORTED,
+                       "K-major x only"));
+    q = make_problem(24, 256, 128);
+    q.w_stride_n = 1;
+    q.w_stride_k = 256;
+    EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), dev); }, TGV_ERROR_NOT_SUPPORTED,
+                       "K-major w only"));
+    q = make_problem(24, 256, 128);
+    q.out_stride_m = 1;
+    q.out_stride_n = 24;
+    EXPECT_EQ(plan(validate_problem(q), options(TGV_BACKEND_TGV), dev).backend, TGV_BACKEND_TGV) << "column-major out";
+  }
+}
+
+// The reference ladder: the first rung whose grid (a pair counts two CTAs)
+// fits one wave, else the fewest CTAs.
+TEST(Ladder, Sm100FollowsTheReferenceOrder) {
+  const DeviceInfo dev = device(100, 148, kSm100SmemBytes);
+  const int32_t rungs[][4] = {{64, 16, 12, 2}, {64, 32, 11, 2}, {64, 64, 9, 2}, {64, 128, 7, 2},
+                              {128, 16, 6, 1}, {128, 32, 6, 2}, {128, 64, 5, 2}};
+  for (int64_t l : {1, 3})
+    for (int64_t m : {1, 16, 17, 64, 100, 256, 1000})
+      for (int64_t n : {1024, 4096, 8192, 16384}) {
+        SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " l=" << l);
+        const Tactic& t = tactic(ladder_sm100(desc(m, n, 4096, l), dev));
+        const int32_t* want = nullptr;
+        int64_t fewest = -1;
+        for (const auto& r : rungs) {
+          const int64_t c = int64_t(r[3]) * ceil_div(n, int64_t(r[0]) * r[3]) * ceil_div(m, r[1]) * l;
+          if (c <= dev.num_sms) {
+            want = r;
+            break;
+          }
+          if (fewest < 0 || c < fewest) {
+            fewest = c;
+            want = r;
+          }
+        }
+        ASSERT_NE(want, nullptr);
+        EXPECT_EQ(t.arch, 100);
+        EXPECT_EQ(t.cta_m, want[0]);
+        EXPECT_EQ(t.cta_n, want[1]);
+        EXPECT_EQ(t.stages, want[2]);
+        EXPECT_EQ(t.cluster, want[3]);
+      }
+  // M = 100, N = 8192: 16-token pairs make 896 CTAs, 128-token pairs 128.
+  const Tactic& wide = tactic(ladder_sm100(desc(100, 8192, 4096), dev));
+  EXPECT_EQ(wide.cta_m, 64);
+  EXPECT_EQ(wide.cta_n, 128);
 }
 
 TEST(Plan, AutoOnSm90IsTgv) {
@@ -145,6 +243,11 @@ TEST(Plan, ExplicitTacticHonoured) {
   REQUIRE_SM90_BUILD();
   const GemmDesc g = desc(37, 1000, 1000);
   for (int32_t id = 0; id < kNumTactics; ++id) {
+    if (tactic(id).arch != 90) {
+      EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id), kH200); }, TGV_ERROR_NOT_SUPPORTED,
+                         "is an sm_100 tactic"));
+      continue;
+    }
     for (int32_t backend : {TGV_BACKEND_TGV, TGV_BACKEND_AUTO}) {
       const Plan p = plan(g, options(backend, id), kH200);
       EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
@@ -195,7 +298,7 @@ TEST(Plan, SplitKBeyondKBlocksRejected) {
   const GemmDesc g = desc(8, 1024, 520);
   int32_t id = -1;
   for (int32_t i = 0; i < kNumTactics; ++i)
-    if (tactic(i).cta_k == 128) id = i;
+    if (tactic(i).arch == 90 && tactic(i).cta_k == 128) id = i;
   ASSERT_GE(id, 0);
   EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id, 5), kH200).split_k, 5);
   EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id, 6), kH200); }, TGV_ERROR_INVALID_ARGUMENT,
@@ -245,7 +348,8 @@ TEST(Ladder, CoversMAndFitsOneWaveWhenPossible) {
   const std::vector<int64_t> ms = {1, 2, 7, 8, 9, 16, 17, 33, 64, 65, 100, 128, 129, 200, 255, 256, 257, 1000};
   const std::vector<int64_t> ns = {64, 1000, 4096, 8192, 16384};
   int32_t max_cta_n = 0;
-  for (int32_t i = 0; i < kNumTactics; ++i) max_cta_n = std::max(max_cta_n, tactics()[i].cta_n);
+  for (int32_t i = 0; i < kNumTactics; ++i)
+    if (tactics()[i].arch == 90) max_cta_n = std::max(max_cta_n, tactics()[i].cta_n);
   for (const DeviceInfo& dev : {kH200, kSmallHopper, device(90, 66, kSm90SmemBytes)})
     for (int64_t l : {1, 3})
       for (int64_t m : ms)
@@ -265,7 +369,8 @@ TEST(Ladder, CoversMAndFitsOneWaveWhenPossible) {
           int64_t fewest = INT64_MAX;
           for (int32_t j = 0; j < kNumTactics; ++j) {
             const Tactic& c = tactics()[j];
-            if (c.cta_n < std::min<int64_t>(m, max_cta_n) || stages_for(c, dev.smem_optin_bytes) < 2) continue;
+            if (c.arch != 90 || c.cta_n < std::min<int64_t>(m, max_cta_n) || stages_for(c, dev.smem_optin_bytes) < 2)
+              continue;
             one_wave_exists |= ctas(c, g) <= dev.num_sms;
             fewest = std::min(fewest, ctas(c, g));
           }

@@ -27,24 +27,37 @@ TEST(Tactics, IdsAreIndices) {
 }
 
 TEST(Tactics, ShapesAreLegal) {
-  std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> seen;
+  std::set<std::tuple<int32_t, int32_t, int32_t, int32_t, int32_t, int32_t>> seen;
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
     SCOPED_TRACE(::testing::Message() << "tactic " << i << " (" << t.cta_m << "x" << t.cta_n << "x" << t.cta_k << ")");
-    EXPECT_EQ(t.arch, 90);
+    EXPECT_TRUE(t.arch == 90 || t.arch == 100) << t.arch;
+    EXPECT_EQ(t.arch == 90, i < kNumSm90Tactics) << "the SM90 tactics come first";
     EXPECT_TRUE(t.cta_m == 64 || t.cta_m == 128);
     EXPECT_EQ(t.cta_n % 8, 0);
     EXPECT_GE(t.cta_n, 8);
     EXPECT_LE(t.cta_n, 256);
     EXPECT_TRUE(t.cta_k == 64 || t.cta_k == 128);
     EXPECT_GE(t.cluster, 1);
-    EXPECT_TRUE(seen.emplace(t.arch, t.cta_m, t.cta_n, t.cta_k).second) << "duplicate tactic";
+    if (t.arch == 90) {
+      EXPECT_EQ(t.cluster, 1);
+      EXPECT_EQ(t.stages, 0);
+    } else {
+      EXPECT_EQ(t.cta_k, 128);
+      EXPECT_TRUE(t.cluster == 1 || t.cluster == 2);
+      if (t.cluster == 2) {
+        EXPECT_EQ(t.cta_n % 16, 0) << "a CTA pair splits N: 16..256 step 16";
+      }
+      EXPECT_GE(t.stages, 2);
+    }
+    EXPECT_TRUE(seen.emplace(t.arch, t.cta_m, t.cta_n, t.cta_k, t.cluster, t.stages).second) << "duplicate tactic";
   }
 }
 
 TEST(Tactics, EveryTacticFitsHopperSharedMemory) {
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
+    if (t.arch != 90) continue;
     SCOPED_TRACE(::testing::Message() << "tactic " << i);
     EXPECT_EQ(stage_bytes(t), int64_t(t.cta_m + t.cta_n) * t.cta_k * 2);
     const int32_t stages = stages_for(t, kSm90SmemBytes);
@@ -56,6 +69,23 @@ TEST(Tactics, EveryTacticFitsHopperSharedMemory) {
       EXPECT_GT(smem_bytes_for(t, stages + 1), kSm90SmemBytes);
     }
   }
+}
+
+// The SM100 tactics are the reference design's configurations: their stage
+// count is fixed, fits a Blackwell block, and a CTA pair loads half the tokens.
+TEST(Tactics, Sm100TacticsKeepTheirStages) {
+  int32_t count = 0;
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.arch != 100) continue;
+    ++count;
+    SCOPED_TRACE(::testing::Message() << "tactic " << i);
+    EXPECT_EQ(stage_bytes(t), int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2);
+    EXPECT_EQ(stages_for(t, kSm100SmemBytes), t.stages);
+    EXPECT_LE(smem_bytes_for(t, t.stages), kSm100SmemBytes);
+    EXPECT_EQ(stages_for(t, smem_bytes_for(t, t.stages) - 1), 0) << "a fixed stage count never shrinks";
+  }
+  EXPECT_EQ(count, kNumSm100Tactics);
 }
 
 TEST(Tactics, StagesForSmallSharedMemory) {
@@ -77,7 +107,7 @@ TEST(Tactics, GetTacticMatchesTable) {
     EXPECT_EQ(info.cta_n, t.cta_n);
     EXPECT_EQ(info.cta_k, t.cta_k);
     EXPECT_EQ(info.cluster, t.cluster);
-    EXPECT_EQ(info.stages, stages_for(t, kSm90SmemBytes));
+    EXPECT_EQ(info.stages, stages_for(t, smem_bytes_of_arch(t.arch)));
   }
 }
 
