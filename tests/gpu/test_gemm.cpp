@@ -259,3 +259,38 @@ TEST(Concurrency, ThreadsOnTheirOwnStreams) {
 }
 
 }  // namespace
+
+namespace {
+
+// The Hopper kernel issue's grid, sampled: every M of the list, each N not a
+// multiple of the weight tile, every K and L, every layout, bias and PDL on and
+// off, each value appearing several times. The tactic is the ladder's for the
+// M (the explicit-tactic sweep above covers the rest). Written after the last
+// device run of the session that added it (2026-12-02): not yet run on a GPU then.
+std::vector<GemmCase> issue_grid() {
+  const int64_t ms[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 129, 200, 256};
+  const int64_t ns[] = {1000, 1282, 4100};
+  const int64_t ks[] = {8, 136, 1000, 4096, 4104};
+  std::vector<GemmCase> cases;
+  for (size_t i = 0; i < std::size(ms); ++i) {
+    GemmCase c = shape(ms[i], ns[i % 3], ks[i % 5], i % 4 == 3 ? 3 : 1);
+    c.backend = TGV_BACKEND_TGV;
+    c.x_k_major = (i / 1) % 2 == 0;
+    c.w_k_major = (i / 2) % 2 == 0;
+    c.out_row_major = (i / 4) % 2 == 0;
+    c.bias = i % 3 != 1;
+    c.pdl = static_cast<int32_t>(i % 2);
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+}  // namespace
+
+class TgvIssueGrid : public ::testing::TestWithParam<GemmCase> {};
+TEST_P(TgvIssueGrid, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  expect_case(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Sampled, TgvIssueGrid, ::testing::ValuesIn(issue_grid()),
+                         [](const auto& info) { return info.param.name(); });
