@@ -1,35 +1,40 @@
 #!/usr/bin/env bash
 # Step 2 of the GPU round trip, run ON the device machine from the repo root:
-#   scripts/gpu-check.sh [build-folder]     (default build-gpu, prebuilt by scripts/build-gpu.sh)
-# Runs every step even when one fails; logs go to $OUT (a temp folder if unset); exits
-# non-zero if any step failed.
+#   scripts/gpu-check.sh [folder]     (default build-gpu/carry, staged by scripts/build-gpu.sh)
+# Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
+# at most 8 files (the device tool's limit); exits non-zero if any step failed.
 set -uo pipefail
-build=${1:-build-gpu}
+dir=${1:-build-gpu/carry}
 logs=${OUT:-$(mktemp -d)}
 failed=()
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 step() {  # step NAME COMMAND...
   local name=$1
   shift
   echo "=== $name: $*"
-  "$@" 2>&1 | tee "$logs/$name.log"
-  local rc=${PIPESTATUS[0]}
+  "$@" > "$logs/$name.log" 2>&1
+  local rc=$?
+  tail -4 "$logs/$name.log"
   [ "$rc" -eq 0 ] || { echo "=== $name FAILED (exit $rc)"; failed+=("$name"); }
 }
 
-step gpu nvidia-smi -L
-step gpu-tests "$build/tests/tgv_gpu_tests" --gtest_brief=1
+nvidia-smi -L
+step gpu-tests "$dir/tgv_gpu_tests"
 # On the device machine a GPU suite that skipped everything found no GPU: a failure.
 if grep -q '^\[  PASSED  \] 0 tests' "$logs/gpu-tests.log"; then
   echo "=== gpu-tests: every test skipped (no CUDA device visible)"
   failed+=(gpu-tests-skipped)
 fi
-step host-tests "$build/tests/tgv_host_tests" --gtest_brief=1
-if [ -x "$build/bench/tgv-bench" ]; then
-  step bench "$build/bench/tgv-bench" --m 1,8,64 --reps 7
-else
-  echo "=== bench: $build/bench/tgv-bench missing, skipped"
-fi
+step host-tests "$dir/tgv_host_tests" --gtest_brief=1
+step bench "$dir/tgv-bench" --backend tgv,auto,cublas --csv "$logs/bench.csv"
+step pytest env TGV_GEMM_LIBRARY="$PWD/$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
+  python3 -m pytest tests/python -q -p no:cacheprovider
+cuobjdump --dump-sass "$dir/tgv-bench" |
+  grep -oE "HGMMA\.[0-9x]+\.[A-Z0-9.]+|UTMALDG\.[0-9]D|ACQBULK|PREEXIT|SETMAXREG\.[A-Z.]+|UCGABAR_[A-Z]+" |
+  sort | uniq -c > "$logs/sass.txt"
+echo "=== sass (HGMMA, TMA loads, griddepcontrol.wait = ACQBULK, launch_dependents = PREEXIT):"
+cat "$logs/sass.txt"
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "gpu-check: FAILED: ${failed[*]}"
