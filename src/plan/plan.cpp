@@ -57,11 +57,11 @@ int32_t find_sm100_tactic(const int32_t (&row)[4]) {
 // Bytes of the (outer x ld) plane a tensor map describes for one batch.
 std::string tma_reason(const char* op, const Operand& o, int64_t rows, int64_t k, int64_t l) {
   const int64_t outer = o.major == Major::K ? rows : k;
-  const int64_t plane = outer * o.ld * 2;
+  const __int128 plane = __int128(outer) * o.ld * 2;  // validation bounds the extent, not this product
   if (plane >= kTmaPlaneLimit)
-    return strfmt("%s spans %lld bytes per batch (%lld rows of %lld bytes): over the 4 GiB that TMA's 32-bit plane "
+    return strfmt("%s spans %.0f bytes per batch (%lld rows of %lld bytes): over the 4 GiB that TMA's 32-bit plane "
                   "reaches",
-                  op, (long long)plane, (long long)outer, (long long)(o.ld * 2));
+                  op, double(plane), (long long)outer, (long long)o.ld * 2);
   if (o.batch_stride * 2 >= kTmaStrideLimit)
     return strfmt("%s_stride_l=%lld: over TMA's 2^40-byte stride limit", op, (long long)o.batch_stride);
   if (l > 1 && o.batch_stride == 0)
