@@ -4,7 +4,8 @@
 // (thousands) fill wgmma's M (64 per consumer warpgroup) and the few tokens fill
 // its N (kCtaN, 8..256), one token tile covering the whole decode batch.
 //
-//   grid  (ceil(N / kCtaM), ceil(M / kCtaN), L), one output tile per CTA
+//   grid  (ceil(N / kCtaM) * split_k, ceil(M / kCtaN), L), one output tile per CTA
+//         (per cluster of split_k CTAs when split-K is on)
 //   warpgroup 0          producers: warp 0 streams W, warp 1 streams x
 //   warpgroups 1..       consumers: wgmma over 64 weight rows each, then the epilogue
 //
@@ -13,8 +14,8 @@
 // the leader's registers through distributed shared memory, added in rank
 // order, so the result is bitwise repeatable and needs no workspace.
 //
-// Pipeline: `stages` ring slots, each a (kCtaM x cta_k) W tile and a
-// (kCtaN x cta_k) x tile, guarded by a full and an empty mbarrier. W does not
+// Pipeline: `stages` ring slots, each a (kCtaM x kCtaK) W tile and a
+// (kCtaN x kCtaK) x tile, guarded by a full and an empty mbarrier. W does not
 // depend on the previous kernel, so with PDL its producer fills the ring before
 // the x producer passes griddepcontrol.wait: the weight stream starts while the
 // previous kernel drains.
