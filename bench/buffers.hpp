@@ -12,6 +12,9 @@
 
 class RotatingBuffers {
  public:
+  // A graph replays at least this many GEMMs: the replay's own launch cost fades under 200.
+  static constexpr int kMinGemmsPerGraph = 200;
+
   // Enough sets that their weights total at least `min_weight_bytes`; x and out are
   // sized for `max_m` tokens. W ~U(-1,1)/sqrt(K), x and bias ~U(-1,1).
   RotatingBuffers(int64_t n, int64_t k, int64_t max_m, bool with_bias, size_t min_weight_bytes,
@@ -21,6 +24,9 @@ class RotatingBuffers {
   RotatingBuffers& operator=(const RotatingBuffers&) = delete;
 
   int sets() const { return sets_; }
+  // GEMMs in one timed graph: whole rounds over the sets, so every weight copy is
+  // read equally often, and at least kMinGemmsPerGraph.
+  int gemms_per_graph() const { return sets_ * ((kMinGemmsPerGraph + sets_ - 1) / sets_); }
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
 

@@ -26,7 +26,6 @@ namespace {
 constexpr size_t kProbeBytes = size_t{2} << 30;          // 2 GiB: far past any L2
 constexpr int kL2Multiple = 8;                            // weight copies total >= 8 x L2 ...
 constexpr size_t kMinRotationBytes = size_t{512} << 20;   // ... and >= 512 MiB
-constexpr int kMinGemmsPerGraph = 200;                    // the replay's own launch cost fades under 200 GEMMs
 
 // One status line on stderr, rewritten in place.
 class Progress {
@@ -129,7 +128,7 @@ int main(int argc, char** argv) {
   for (const BackendChoice& b : cli.backends) info.backends.push_back(b.name);
   info.reps = cli.reps;
   info.host_overhead = cli.host_overhead;
-  info.min_gemms_per_graph = kMinGemmsPerGraph;
+  info.min_gemms_per_graph = RotatingBuffers::kMinGemmsPerGraph;
   info.rotation_bytes =
       static_cast<int64_t>(std::max(kL2Multiple * static_cast<size_t>(prop.l2CacheSize), kMinRotationBytes));
   if (!cli.tune_path.empty()) {
@@ -149,8 +148,7 @@ int main(int argc, char** argv) {
     const Shape& shape = shapes[s];
     const RotatingBuffers buffers(shape.n, shape.k, max_m, cli.bias, static_cast<size_t>(info.rotation_bytes),
                                   s + 1, stream);
-    // Whole rounds over the sets, so every weight copy is read equally often.
-    const int calls = buffers.sets() * ((kMinGemmsPerGraph + buffers.sets() - 1) / buffers.sets());
+    const int calls = buffers.gemms_per_graph();
     for (const int64_t m : cli.ms) {
       const std::string where = shape.model + " " + shape.label + " M=" + std::to_string(m);
       progress.show(step + 1, where + " reference");

@@ -11,7 +11,6 @@
 
 namespace {
 
-constexpr int kMinGemmsPerGraph = 200;
 constexpr int kSplits[] = {1, 2, 4, 8};
 
 struct Candidate {
@@ -61,7 +60,7 @@ int run_tune(const Cli& cli, const std::vector<Shape>& shapes, const std::string
     const Shape& shape = shapes[s];
     const int64_t max_m = *std::max_element(cli.ms.begin(), cli.ms.end());
     const RotatingBuffers buffers(shape.n, shape.k, max_m, cli.bias, rotation_bytes, s + 1, stream);
-    const int calls = buffers.sets() * ((kMinGemmsPerGraph + buffers.sets() - 1) / buffers.sets());
+    const int calls = buffers.gemms_per_graph();
     for (const int64_t m : cli.ms) {
       const std::vector<float> ref =
           reference_gemm(buffers.x(0), buffers.w(0), buffers.bias(), m, shape.n, shape.k, stream);
