@@ -18,7 +18,6 @@
 #include "launch/sm90_launch.hpp"
 #include "plan/device_info.hpp"
 #include "plan/plan.hpp"
-#include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
 
@@ -114,7 +113,7 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void
     const GemmDesc g = validate_problem(*problem);
     if (g.empty()) return;  // M, N or L = 0: nothing to compute, nothing to launch
     const DeviceInfo& dev = current_device_info();
-    const Plan p = plan(g, o, dev, &tuning_for_device(dev.ordinal, dev.name, dev.num_sms));
+    const Plan p = plan(g, o, dev, dev.tuning.get());
     log_dispatch(g, p);
     auto s = static_cast<cudaStream_t>(stream);
     if (p.backend == TGV_BACKEND_TGV && tactic(p.tactic).arch == 100)

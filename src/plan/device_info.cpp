@@ -23,6 +23,7 @@ DeviceInfo query(int ordinal) {
   d.num_sms = prop.multiProcessorCount;
   d.smem_optin_bytes = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
   d.name = prop.name;
+  d.tuning = load_tuning(d.name, d.num_sms);
   return d;
 }
 

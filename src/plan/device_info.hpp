@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "plan/tuning.hpp"
 
 namespace tgv::detail {
 
@@ -17,11 +20,14 @@ struct DeviceInfo {
   // probe exists yet, so this stays false and backend=tgv is NOT_SUPPORTED on
   // Blackwell (auto uses cuBLASLt there regardless).
   bool sm100_validated = false;
+  // Measured choices for this GPU (never null once queried; may be empty).
+  std::shared_ptr<const TuningTable> tuning;
 
   int32_t sm() const { return cc_major * 10 + cc_minor; }
 };
 
-// The current device's info (cudaGetDevice), cached per ordinal; thread-safe.
+// The current device's info (cudaGetDevice) and tuning table, read once per
+// ordinal and cached; thread-safe.
 const DeviceInfo& current_device_info();
 
 }  // namespace tgv::detail

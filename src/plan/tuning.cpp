@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -209,22 +208,17 @@ std::string tuning_file_path() {
   return {};
 }
 
-const TuningTable& tuning_for_device(int32_t ordinal, const std::string& gpu, int32_t sm_count) {
-  static std::mutex mutex;
-  static std::map<int32_t, std::unique_ptr<TuningTable>> tables;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& table = tables[ordinal];
-  if (table) return *table;
-  table = std::make_unique<TuningTable>();
+std::shared_ptr<const TuningTable> load_tuning(const std::string& gpu, int32_t sm_count) {
+  auto table = std::make_shared<TuningTable>();
   const std::string path = tuning_file_path();
   std::ifstream file(path);
-  if (path.empty() || !file) return *table;  // no file: the ladder decides, silently
+  if (path.empty() || !file) return table;  // no file: the ladder decides, silently
   std::stringstream text;
   text << file.rdbuf();
   std::string error;
   if (!table->parse(text.str(), gpu, sm_count, tgv_version_string(), &error))
     std::fprintf(stderr, "[tgv] ignoring tuning file %s: %s\n", path.c_str(), error.c_str());
-  return *table;
+  return table;
 }
 
 }  // namespace tgv::detail

@@ -1,6 +1,6 @@
 // The per-GPU tuning file: measured best choices that override the ladder.
 //
-// Written by `tgv-bench --tune FILE`; read once per process from
+// Written by `tgv-bench --tune FILE`; read once per process and device from
 // $TGV_TUNING_FILE, else $XDG_CACHE_HOME/tgv-gemm/tuning.json, else
 // ~/.cache/tgv-gemm/tuning.json. A file for another GPU, SM count or library
 // version (stale), or one that does not parse (corrupt), is reported once on
@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 
@@ -47,9 +48,10 @@ class TuningTable {
   std::map<std::tuple<int64_t, int64_t, int64_t>, TunedChoice> entries_;
 };
 
-// The table for this device, loaded on first use from the paths above; empty
-// where there is no usable file. Thread-safe; the file is read once per device.
-const TuningTable& tuning_for_device(int32_t ordinal, const std::string& gpu, int32_t sm_count);
+// The table for a device, read from the paths above; empty where there is no
+// usable file (a stale or corrupt one is reported on stderr). Called once per
+// device, with its DeviceInfo (device_info.cpp).
+std::shared_ptr<const TuningTable> load_tuning(const std::string& gpu, int32_t sm_count);
 
 // Where the library looks for the file (for messages and for the tuner's default).
 std::string tuning_file_path();
