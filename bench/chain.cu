@@ -14,6 +14,7 @@
 
 #include "cuda_check.hpp"
 #include "fill.hpp"
+#include "shapes.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -25,10 +26,21 @@ struct LayerShape {
   int64_t hidden, qkv_n, attn_k, inter;  // o: hidden x attn_k; gate_up: 2*inter x hidden; down: hidden x inter
 };
 
-const LayerShape kLayers[] = {
-    {"llama3.1-8b", 4096, 6144, 4096, 14336},
-    {"llama3.1-70b-tp8", 8192, 1280, 1024, 3584},
-};
+// The chained models, as named in the default shape set.
+const char* const kChainModels[] = {"llama3.1-8b", "llama3.1-70b-tp8"};
+
+// A model's layer from its four projections in the default shape set (shapes.cpp,
+// the one list of model dimensions).
+LayerShape layer_of(const std::string& model) {
+  LayerShape layer{model, 0, 0, 0, 0};
+  for (const Shape& s : default_shapes()) {
+    if (s.model != model) continue;
+    if (s.label == "qkv") layer.qkv_n = s.n, layer.hidden = s.k;
+    if (s.label == "o") layer.attn_k = s.k;
+    if (s.label == "down") layer.inter = s.k;
+  }
+  return layer;
+}
 
 // The elementwise stage between GEMMs: out[m, j] = f(in[m, ...]). It waits for
 // the GEMM before it (griddepcontrol.wait) and lets the next GEMM launch at once,
@@ -78,8 +90,9 @@ int run_chain(const Cli& cli, cudaStream_t stream) {
               kLayersPerChain, cli.reps);
   std::printf("%-18s %5s %12s %14s %14s %10s %10s\n", "model", "M", "tgv+pdl us", "tgv no-pdl us", "cublas us",
               "pdl gain", "vs cublas");
-  for (const LayerShape& shape : kLayers) {
-    if (!cli.model_filter.empty() && shape.model.find(cli.model_filter) == std::string::npos) continue;
+  for (const char* model : kChainModels) {
+    if (!cli.model_filter.empty() && std::string(model).find(cli.model_filter) == std::string::npos) continue;
+    const LayerShape shape = layer_of(model);
     const int64_t h = shape.hidden;
     const int64_t widest = std::max(std::max(shape.qkv_n, 2 * shape.inter), h);
     std::vector<Weights> layers(kLayersPerChain);
