@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Step 2 of the GPU round trip, run ON the device machine from the repo root:
 #   scripts/gpu-check.sh [folder]     (default build-gpu/carry, staged by scripts/build-gpu.sh)
+# Steps can be turned off or on for a short round trip (default in brackets):
+#   BENCH=0|1 [1]  the full tgv-bench table;  PYTEST=0|1 [1]  the Python tests;
+#   SANITIZE=0|1 [0]  compute-sanitizer memcheck, racecheck, synccheck on a subset
+#   GTEST_FILTER   restricts the GPU tests (gtest's own variable)
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
 # at most 8 files (the device tool's limit); exits non-zero if any step failed.
 set -uo pipefail
@@ -26,10 +30,22 @@ if grep -q '^\[  PASSED  \] 0 tests' "$logs/gpu-tests.log"; then
   echo "=== gpu-tests: every test skipped (no CUDA device visible)"
   failed+=(gpu-tests-skipped)
 fi
-step host-tests "$dir/tgv_host_tests" --gtest_brief=1
-step bench "$dir/tgv-bench" --backend tgv,auto,cublas --csv "$logs/bench.csv"
-step pytest env TGV_GEMM_LIBRARY="$PWD/$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
-  python3 -m pytest tests/python -q -p no:cacheprovider
+step host-tests env -u GTEST_FILTER "$dir/tgv_host_tests" --gtest_brief=1
+if [ "${SANITIZE:-0}" = 1 ]; then
+  # A tactic, split-K 4 (the DSMEM reduction), the PDL ordering test.
+  subset='*TgvTactic*/0:*TgvSplitK*/3:*Pdl.Activation*'
+  for tool in memcheck racecheck synccheck; do
+    step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "$dir/tgv_gpu_tests" --gtest_filter="$subset"
+  done
+fi
+if [ "${BENCH:-1}" = 1 ]; then
+  step bench "$dir/tgv-bench" --backend tgv,auto,cublas --csv "$logs/bench.csv"
+fi
+if [ "${PYTEST:-1}" = 1 ]; then
+  step pytest env TGV_GEMM_LIBRARY="$PWD/$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
+    python3 -m pytest tests/python -q -p no:cacheprovider
+fi
 cuobjdump --dump-sass "$dir/tgv-bench" |
   grep -oE "HGMMA\.[0-9x]+\.[A-Z0-9.]+|UTMALDG\.[0-9]D|ACQBULK|PREEXIT|SETMAXREG\.[A-Z.]+|UCGABAR_[A-Z]+" |
   sort | uniq -c > "$logs/sass.txt"

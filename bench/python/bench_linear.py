@@ -119,6 +119,15 @@ def bench_shapes(args, l2_bytes):
         ("cuBLAS", F.linear),
     ]
     if not args.no_compile:
+        # Every (M, N, K) is its own static-shape compile. Dynamo's default limit
+        # of recompiles per function would otherwise silently fall back to eager
+        # F.linear after a few shapes, and the "compile" column would be cuBLAS.
+        for limit in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                      "accumulated_recompile_limit"):
+            if hasattr(torch._dynamo.config, limit):
+                setattr(torch._dynamo.config, limit, 4096)
+        if hasattr(torch._dynamo.config, "fail_on_recompile_limit_hit"):
+            torch._dynamo.config.fail_on_recompile_limit_hit = True  # never a silent eager fallback
         impls.append(("compile", torch.compile(F.linear, mode="max-autotune-no-cudagraphs", dynamic=False)))
 
     rows = []
@@ -134,7 +143,11 @@ def bench_shapes(args, l2_bytes):
             ok = check(tgv_gemm.linear(x, weights[0], bias, backend=backend), ref)
             us = {}
             for name, fn in impls:
+                t0 = time.perf_counter()
                 us[name] = time_graph(fn, weights, x, bias, calls, args.replays)
+                if name == "compile":
+                    print("  compile + autotune + timing: %.1f s" % (time.perf_counter() - t0),
+                          file=sys.stderr, flush=True)
             moved = w_bytes + m * k * 2 + m * n * 2 + (n * 2 if bias is not None else 0)
             rows.append((n, k, m, us, moved / (us["tgv_gemm"] * 1e-6) / 1e9, copies, calls, ok))
             print("  N=%d K=%d M=%d: %s" % (n, k, m, "  ".join("%s %.2f us" % kv for kv in us.items())),
