@@ -1,6 +1,5 @@
 #include "plan/tuning.hpp"
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -8,136 +7,10 @@
 #include <sstream>
 #include <vector>
 
+#include "common/json.hpp"
 #include "tgv/tgv.h"
 
 namespace tgv::detail {
-namespace {
-
-// Just enough JSON for the tuning file: objects, arrays, strings without
-// escapes beyond \" and \\, numbers, true/false/null.
-struct Json {
-  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
-  double number = 0;
-  bool boolean = false;
-  std::string text;
-  std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> fields;
-
-  const Json* get(const std::string& key) const {
-    for (const auto& [k, v] : fields)
-      if (k == key) return &v;
-    return nullptr;
-  }
-};
-
-class Parser {
- public:
-  explicit Parser(const std::string& s) : s_(s) {}
-
-  bool parse(Json* out, std::string* error) {
-    if (!value(out) || (skip(), pos_ != s_.size())) {
-      *error = "not valid JSON near byte " + std::to_string(pos_);
-      return false;
-    }
-    return true;
-  }
-
- private:
-  void skip() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
-  }
-  bool eat(char c) {
-    skip();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool literal(const char* word) {
-    const std::string w(word);
-    if (s_.compare(pos_, w.size(), w) != 0) return false;
-    pos_ += w.size();
-    return true;
-  }
-  bool string(std::string* out) {
-    if (!eat('"')) return false;
-    while (pos_ < s_.size() && s_[pos_] != '"') {
-      if (s_[pos_] == '\\' && pos_ + 1 < s_.size()) ++pos_;
-      out->push_back(s_[pos_++]);
-    }
-    return pos_ < s_.size() && s_[pos_++] == '"';
-  }
-  bool value(Json* out) {
-    if (++depth_ > 32) return false;
-    skip();
-    if (pos_ >= s_.size()) return false;
-    const char c = s_[pos_];
-    bool ok = false;
-    if (c == '{') {
-      out->kind = Json::Object;
-      ++pos_;
-      ok = true;
-      if (!eat('}')) {
-        do {
-          std::string key;
-          Json v;
-          if (!string(&key) || !eat(':') || !value(&v)) return false;
-          out->fields.emplace_back(std::move(key), std::move(v));
-        } while (eat(','));
-        ok = eat('}');
-      }
-    } else if (c == '[') {
-      out->kind = Json::Array;
-      ++pos_;
-      ok = true;
-      if (!eat(']')) {
-        do {
-          Json v;
-          if (!value(&v)) return false;
-          out->items.push_back(std::move(v));
-        } while (eat(','));
-        ok = eat(']');
-      }
-    } else if (c == '"') {
-      out->kind = Json::String;
-      ok = string(&out->text);
-    } else if (literal("true")) {
-      out->kind = Json::Bool;
-      out->boolean = true;
-      ok = true;
-    } else if (literal("false")) {
-      out->kind = Json::Bool;
-      ok = true;
-    } else if (literal("null")) {
-      ok = true;
-    } else {
-      char* end = nullptr;
-      out->number = std::strtod(s_.c_str() + pos_, &end);
-      ok = end != s_.c_str() + pos_;
-      if (ok) {
-        out->kind = Json::Number;
-        pos_ = static_cast<size_t>(end - s_.c_str());
-      }
-    }
-    --depth_;
-    return ok;
-  }
-
-  const std::string& s_;
-  size_t pos_ = 0;
-  int depth_ = 0;
-};
-
-bool integer(const Json& entry, const char* key, int64_t* out) {
-  const Json* v = entry.get(key);
-  if (v == nullptr || v->kind != Json::Number || v->number != static_cast<double>(static_cast<int64_t>(v->number)))
-    return false;
-  *out = static_cast<int64_t>(v->number);
-  return true;
-}
-
-}  // namespace
 
 int64_t TuningTable::bucket(int64_t m) {
   int64_t b = 1;
@@ -149,7 +22,7 @@ bool TuningTable::parse(const std::string& text, const std::string& gpu, int32_t
                         const std::string& version, std::string* error) {
   entries_.clear();
   Json root;
-  if (!Parser(text).parse(&root, error)) return false;
+  if (!parse_json(text, &root, error)) return false;
   const Json* format = root.get("format");
   if (root.kind != Json::Object || format == nullptr || format->text != kTuningFormat) {
     *error = std::string("not a ") + kTuningFormat + " file";
@@ -158,7 +31,7 @@ bool TuningTable::parse(const std::string& text, const std::string& gpu, int32_t
   const Json* file_gpu = root.get("gpu");
   const Json* file_version = root.get("library_version");
   int64_t file_sms = 0;
-  if (file_gpu == nullptr || file_version == nullptr || !integer(root, "sm_count", &file_sms)) {
+  if (file_gpu == nullptr || file_version == nullptr || !json_integer(root, "sm_count", &file_sms)) {
     *error = "the header lacks gpu, sm_count or library_version";
     return false;
   }
@@ -176,11 +49,11 @@ bool TuningTable::parse(const std::string& text, const std::string& gpu, int32_t
     const Json& e = entries->items[i];
     int64_t n = 0, k = 0, m = 0, tactic = -1, split = 1;
     const Json* backend = e.get("backend");
-    const bool shape_ok = integer(e, "n", &n) && integer(e, "k", &k) && integer(e, "m", &m) && n > 0 && k > 0 &&
-                          m > 0 && bucket(m) == m;
+    const bool shape_ok = json_integer(e, "n", &n) && json_integer(e, "k", &k) && json_integer(e, "m", &m) && n > 0 &&
+                          k > 0 && m > 0 && bucket(m) == m;
     const bool cublas = backend != nullptr && backend->text == "cublas";
-    const bool tgv = backend != nullptr && backend->text == "tgv" && integer(e, "tactic", &tactic) &&
-                     integer(e, "split_k", &split) && tactic >= 0 && split >= 1;
+    const bool tgv = backend != nullptr && backend->text == "tgv" && json_integer(e, "tactic", &tactic) &&
+                     json_integer(e, "split_k", &split) && tactic >= 0 && split >= 1;
     if (!shape_ok || !(cublas || tgv)) {
       entries_.clear();
       *error = "entry " + std::to_string(i) + " is malformed";
