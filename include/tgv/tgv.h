@@ -106,6 +106,24 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options,
  * whether the tgv kernels serve it) is decided by tgv_gemm. */
 tgv_status tgv_validate(const tgv_problem* problem, const tgv_options* options);
 
+/* The self-check gate. Before the tgv kernels first serve a device in a
+ * process, a built-in probe (a few small GEMMs against cuBLASLt, a few
+ * milliseconds) checks them; a family that fails is disabled for the process
+ * (one warning on stderr): auto uses cuBLASLt, backend=tgv returns
+ * TGV_ERROR_NOT_SUPPORTED with the reason. On Blackwell, auto uses the tgv
+ * kernels only once the probe has passed. TGV_SELF_CHECK=auto|run|pass|fail
+ * steers it (README); verdicts are cached next to the tuning file.
+ *
+ * tgv_self_check settles the verdict for the tgv family of `device` now (from
+ * the environment, the cache or the probe) and sets *passed to 1 if the family
+ * may serve the device, else to 0 and leaves the reason in tgv_last_error()
+ * (the call itself still returns TGV_SUCCESS). The verdict is settled once per
+ * process and device; later calls return it. Returns
+ * TGV_ERROR_INVALID_ARGUMENT for a NULL `passed` or a device that does not
+ * exist, TGV_ERROR_NOT_SUPPORTED where this build has no tgv kernels for the
+ * device, TGV_ERROR_CUDA where the device cannot be queried. */
+tgv_status tgv_self_check(int32_t device, int32_t* passed);
+
 /* Number of tactic ids; tgv_get_tactic(i) for i in [0, count) describes one. */
 int32_t tgv_num_tactics(void);
 tgv_status tgv_get_tactic(int32_t id, tgv_tactic_info* info);

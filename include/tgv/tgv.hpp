@@ -70,6 +70,17 @@ inline Status validate(const Problem& problem, const Options& options = {}) {
   return Status(tgv_validate(&problem, &o));
 }
 
+// The self-check gate's verdict for `device` (tgv_self_check in tgv.h): on
+// success, *passed says whether the tgv kernels may serve the device and, when
+// they may not, `reason` (if given) says why.
+inline Status self_check(int32_t device, bool* passed, std::string* reason = nullptr) {
+  int32_t ok = 0;
+  Status s(tgv_self_check(device, &ok));
+  *passed = s.ok() && ok != 0;
+  if (reason != nullptr) *reason = s.ok() && ok == 0 ? tgv_last_error() : "";
+  return s;
+}
+
 inline std::vector<tgv_tactic_info> list_tactics() {
   std::vector<tgv_tactic_info> out(static_cast<size_t>(tgv_num_tactics()));
   for (size_t i = 0; i < out.size(); ++i) tgv_get_tactic(static_cast<int32_t>(i), &out[i]);

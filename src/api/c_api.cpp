@@ -11,9 +11,11 @@
 #include <tuple>
 
 #include "api/validate.hpp"
+#include "common/cuda_check.hpp"
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
 #include "cublas/cublaslt_backend.hpp"
+#include "gate/self_check.hpp"
 #include "launch/sm100_launch.hpp"
 #include "launch/sm90_launch.hpp"
 #include "plan/device_info.hpp"
@@ -75,6 +77,18 @@ void log_dispatch(const GemmDesc& g, const Plan& p) {
   }
 }
 
+// The plan for a call, with the self-check gate's verdict for the device's
+// family. Settled, that is one atomic load. Unknown, the gate is consulted
+// (and its probe run) only when the tgv family would serve this call.
+Plan plan_call(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
+  const GateVerdict* verdict = settled_verdict(dev);
+  if (verdict != nullptr || o.backend == TGV_BACKEND_CUBLAS) return plan(g, o, dev, dev.tuning.get(), verdict);
+  static const GateVerdict kIfPassed{GateState::Passed, {}};
+  const Plan hoped = plan(g, o, dev, dev.tuning.get(), &kIfPassed);
+  if (hoped.backend != TGV_BACKEND_TGV) return hoped;
+  return plan(g, o, dev, dev.tuning.get(), &self_check(dev));
+}
+
 }  // namespace
 
 extern "C" {
@@ -113,7 +127,7 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void
     const GemmDesc g = validate_problem(*problem);
     if (g.empty()) return;  // M, N or L = 0: nothing to compute, nothing to launch
     const DeviceInfo& dev = current_device_info();
-    const Plan p = plan(g, o, dev, dev.tuning.get());
+    const Plan p = plan_call(g, o, dev);
     log_dispatch(g, p);
     auto s = static_cast<cudaStream_t>(stream);
     if (p.backend == TGV_BACKEND_TGV && tactic(p.tactic).arch == 100)
@@ -122,6 +136,22 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void
       launch_sm90(g, p, s);
     else
       cublaslt_gemm(g, s);
+  });
+}
+
+tgv_status tgv_self_check(int32_t device, int32_t* passed) {
+  return guarded([&] {
+    if (passed == nullptr) throw_invalid("passed is NULL");
+    *passed = 0;
+    int count = 0;
+    TGV_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device < 0 || device >= count)
+      throw_invalid(strfmt("device=%d: not a device ordinal; this process sees %d device(s)", device, count));
+    const DeviceInfo& dev = device_info(device);
+    if (std::string reason = family_unavailable_reason(dev); !reason.empty()) throw_unsupported(reason);
+    const GateVerdict& verdict = self_check(dev);
+    *passed = verdict.state == GateState::Passed ? 1 : 0;
+    if (*passed == 0) t_last_error = gate_refusal(dev, verdict);
   });
 }
 

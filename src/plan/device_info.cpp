@@ -29,15 +29,20 @@ DeviceInfo query(int ordinal) {
 
 }  // namespace
 
-const DeviceInfo& current_device_info() {
+const DeviceInfo& device_info(int ordinal) {
   static std::array<std::unique_ptr<DeviceInfo>, kMaxDevices> cache;
   static std::array<std::once_flag, kMaxDevices> once;
-  int ordinal = 0;
-  TGV_CUDA_CHECK(cudaGetDevice(&ordinal));
   if (ordinal < 0 || ordinal >= kMaxDevices)
-    throw Error(TGV_ERROR_NOT_SUPPORTED, "device ordinal beyond the 64 devices tgv-gemm tracks");
+    throw Error(TGV_ERROR_NOT_SUPPORTED,
+                strfmt("device %d: outside the ordinals [0, %d) tgv-gemm tracks", ordinal, kMaxDevices));
   std::call_once(once[ordinal], [&] { cache[ordinal] = std::make_unique<DeviceInfo>(query(ordinal)); });
   return *cache[ordinal];
+}
+
+const DeviceInfo& current_device_info() {
+  int ordinal = 0;
+  TGV_CUDA_CHECK(cudaGetDevice(&ordinal));
+  return device_info(ordinal);
 }
 
 }  // namespace tgv::detail

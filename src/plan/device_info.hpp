@@ -16,18 +16,17 @@ struct DeviceInfo {
   int32_t num_sms = 0;
   int64_t smem_optin_bytes = 0;  // dynamic shared memory a block may opt into
   std::string name;
-  // sm_100/sm_103: the tgv kernels passed their self-check on this device. No
-  // probe exists yet, so this stays false and backend=tgv is NOT_SUPPORTED on
-  // Blackwell (auto uses cuBLASLt there regardless).
-  bool sm100_validated = false;
   // Measured choices for this GPU (never null once queried; may be empty).
   std::shared_ptr<const TuningTable> tuning;
 
   int32_t sm() const { return cc_major * 10 + cc_minor; }
 };
 
-// The current device's info (cudaGetDevice) and tuning table, read once per
-// ordinal and cached; thread-safe.
+// A device's info and tuning table, read once per ordinal and cached;
+// thread-safe. An ordinal outside [0, 64) is NOT_SUPPORTED.
+const DeviceInfo& device_info(int ordinal);
+
+// The same for the current device (cudaGetDevice).
 const DeviceInfo& current_device_info();
 
 }  // namespace tgv::detail

@@ -72,17 +72,32 @@ std::string tma_reason(const char* op, const Operand& o, int64_t rows, int64_t k
 
 }  // namespace
 
-std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id) {
+std::string family_unavailable_reason(const DeviceInfo& dev) {
   const int sm = dev.sm();
   if (sm < 90)
     return strfmt("the tgv kernels need sm_90 or newer; device %d (%s) is sm_%d", dev.ordinal, dev.name.c_str(), sm);
   const bool blackwell = sm == 100 || sm == 103;
   if (sm != 90 && !blackwell) return strfmt("no tgv kernel for sm_%d (%s)", sm, dev.name.c_str());
   if (sm == 90 && !kBuiltSm90) return "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)";
+  if ((sm == 100 && !kBuiltSm100) || (sm == 103 && !kBuiltSm103))
+    return strfmt("this build has no sm_%da kernels (TGV_CUDA_ARCHS does not list %da)", sm, sm);
+  return {};
+}
+
+std::string gate_refusal(const DeviceInfo& dev, const GateVerdict& gate) {
+  return strfmt("the tgv kernels for sm_%d are disabled in this process on device %d (%s): %s", dev.sm(), dev.ordinal,
+                dev.name.c_str(), gate.reason.c_str());
+}
+
+std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id,
+                                   const GateVerdict* gate) {
+  if (std::string r = family_unavailable_reason(dev); !r.empty()) return r;
+  const int sm = dev.sm();
+  const bool blackwell = sm == 100 || sm == 103;
+  const GateState state = gate != nullptr ? gate->state : GateState::Unknown;
+  if (state == GateState::Failed) return gate_refusal(dev, *gate) + "; use backend=cublas or auto";
   if (blackwell) {
-    if ((sm == 100 && !kBuiltSm100) || (sm == 103 && !kBuiltSm103))
-      return strfmt("this build has no sm_%da kernels (TGV_CUDA_ARCHS does not list %da)", sm, sm);
-    if (!dev.sm100_validated)
+    if (state != GateState::Passed)
       return strfmt("the tgv kernels for sm_%d (Blackwell) are unvalidated: compiled, but no self-check has passed on "
                     "device %d (%s); use backend=cublas or auto",
                     sm, dev.ordinal, dev.name.c_str());
@@ -173,15 +188,16 @@ bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
 
 }  // namespace
 
-Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const TuningTable* tuning) {
+Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const TuningTable* tuning,
+          const GateVerdict* gate) {
   Plan p;
   p.pdl = o.pdl != 0;
   if (o.backend == TGV_BACKEND_CUBLAS) return p;
   const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1;
   const bool blackwell = dev.sm() == 100 || dev.sm() == 103;
-  // auto never picks the Blackwell kernels: unvalidated on hardware (docs/sm100-review.md).
-  if (blackwell && !tgv_required) return p;
-  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic);
+  // A family the gate disabled, and Blackwell until its self-check passed, are
+  // refused here: auto falls back to cuBLASLt, backend=tgv gets the reason.
+  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic, gate);
   if (!reason.empty()) {
     if (tgv_required) throw_unsupported(reason);
     return p;  // auto: cuBLASLt serves what our kernels cannot

@@ -8,8 +8,11 @@
 //   3. backend=auto            -> cuBLASLt where the tuning file measured it
 //                                 faster, or, untuned, for M > 32; else our
 //                                 kernel where it can run on this device; else
-//                                 cuBLASLt. Never the sm_100 kernels: they are
-//                                 unvalidated on hardware.
+//                                 cuBLASLt.
+//   The self-check gate's verdict (src/gate) is an input: a Failed family is
+//   refused (auto -> cuBLASLt, backend=tgv -> the reason); the sm_100 family is
+//   refused until its verdict is Passed; Hopper is served while Unknown (the
+//   dispatcher settles the verdict before it launches).
 //   Tactic and split-K: the explicit ones, else the tuning file's, else the
 //   one-wave ladder (ladder()) and auto_split_k().
 #pragma once
@@ -18,6 +21,7 @@
 #include <string>
 
 #include "common/gemm_desc.hpp"
+#include "gate/verdict.hpp"
 #include "plan/device_info.hpp"
 #include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
@@ -33,9 +37,18 @@ struct Plan {
   bool pdl = false;
 };
 
+// Why this build has no tgv kernel family for the device (its architecture, the
+// TGV_CUDA_ARCHS it was built with); empty if it has one.
+std::string family_unavailable_reason(const DeviceInfo& dev);
+
+// What a Failed verdict means for the device, reason included.
+std::string gate_refusal(const DeviceInfo& dev, const GateVerdict& gate);
+
 // Why the tgv kernels cannot serve this request on this device; empty if they can.
-// `tactic` is the explicit id or -1.
-std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic);
+// `tactic` is the explicit id or -1; `gate` is the self-check's verdict for the
+// device's family (null: Unknown).
+std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic,
+                                   const GateVerdict* gate = nullptr);
 
 // The seed's one-wave ladder, on the device's SM count: among tactics whose
 // token tile covers all of M (so the weights are read once), the first, in
@@ -52,7 +65,9 @@ int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
 int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev);
 
 // Throws detail::Error (NOT_SUPPORTED) for backend=tgv when tgv cannot serve.
-// `tuning` (may be null) holds measured choices that override the ladder.
-Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev, const TuningTable* tuning = nullptr);
+// `tuning` (may be null) holds measured choices that override the ladder;
+// `gate` (null: Unknown) is the self-check's verdict for the device's family.
+Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev, const TuningTable* tuning = nullptr,
+          const GateVerdict* gate = nullptr);
 
 }  // namespace tgv::detail

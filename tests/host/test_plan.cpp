@@ -95,14 +95,10 @@ TEST(Plan, AutoOnSm80IsCublas) {
   EXPECT_EQ(plan(desc(16, 4096, 4096), options(TGV_BACKEND_AUTO), kA100).backend, TGV_BACKEND_CUBLAS);
 }
 
-// The Blackwell kernels are unvalidated: auto never uses them, even on a device
-// whose self-check passed.
+// The Blackwell kernels start unvalidated: without the self-check's verdict,
+// auto does not use them (test_self_check.cpp covers the verdicts).
 TEST(Plan, AutoOnSm100IsCublas) {
-  const GemmDesc g = desc(16, 4096, 4096);
-  EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), kB200).backend, TGV_BACKEND_CUBLAS);
-  DeviceInfo validated = kB200;
-  validated.sm100_validated = true;
-  EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), validated).backend, TGV_BACKEND_CUBLAS);
+  EXPECT_EQ(plan(desc(16, 4096, 4096), options(TGV_BACKEND_AUTO), kB200).backend, TGV_BACKEND_CUBLAS);
 }
 
 TEST(Plan, TgvOnSm100UnvalidatedSaysSo) {
@@ -115,12 +111,12 @@ TEST(Plan, TgvOnSm100UnvalidatedSaysSo) {
 // K-major x and W only, no split-K; sm_103 runs the same tactics.
 TEST(Plan, TgvOnValidatedSm100) {
   REQUIRE_SM100_BUILD();
+  const GateVerdict kPassed{GateState::Passed, "test"};
   for (int sm : {100, 103}) {
-    DeviceInfo dev = device(sm, 148, kSm100SmemBytes);
-    dev.sm100_validated = true;
+    const DeviceInfo dev = device(sm, 148, kSm100SmemBytes);
     SCOPED_TRACE(::testing::Message() << "sm_" << sm);
     const GemmDesc g = desc(16, 4096, 4096);
-    const Plan p = plan(g, options(TGV_BACKEND_TGV), dev);
+    const Plan p = plan(g, options(TGV_BACKEND_TGV), dev, nullptr, &kPassed);
     ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
     const Tactic& t = tactic(p.tactic);
     EXPECT_EQ(p.tactic, ladder_sm100(g, dev));
@@ -134,27 +130,27 @@ TEST(Plan, TgvOnValidatedSm100) {
     EXPECT_EQ(t.stages, 12);
     for (int32_t id = 0; id < kNumTactics; ++id) {
       if (tactic(id).arch == 100) {
-        EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id), dev).tactic, id);
+        EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id), dev, nullptr, &kPassed).tactic, id);
       } else {
-        EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id), dev); }, TGV_ERROR_NOT_SUPPORTED,
+        EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, id), dev, nullptr, &kPassed); }, TGV_ERROR_NOT_SUPPORTED,
                            "is an sm_90 tactic"));
       }
     }
-    EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, -1, 2), dev); }, TGV_ERROR_NOT_SUPPORTED, "split_k=2"));
+    EXPECT_TRUE(throws([&] { plan(g, options(TGV_BACKEND_TGV, -1, 2), dev, nullptr, &kPassed); }, TGV_ERROR_NOT_SUPPORTED, "split_k=2"));
     auto q = make_problem(24, 256, 128);
     q.x_stride_m = 1;
     q.x_stride_k = 24;
-    EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), dev); }, TGV_ERROR_NOT_SUPPORTED,
+    EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), dev, nullptr, &kPassed); }, TGV_ERROR_NOT_SUPPORTED,
                        "K-major x only"));
     q = make_problem(24, 256, 128);
     q.w_stride_n = 1;
     q.w_stride_k = 256;
-    EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), dev); }, TGV_ERROR_NOT_SUPPORTED,
+    EXPECT_TRUE(throws([&] { plan(validate_problem(q), options(TGV_BACKEND_TGV), dev, nullptr, &kPassed); }, TGV_ERROR_NOT_SUPPORTED,
                        "K-major w only"));
     q = make_problem(24, 256, 128);
     q.out_stride_m = 1;
     q.out_stride_n = 24;
-    EXPECT_EQ(plan(validate_problem(q), options(TGV_BACKEND_TGV), dev).backend, TGV_BACKEND_TGV) << "column-major out";
+    EXPECT_EQ(plan(validate_problem(q), options(TGV_BACKEND_TGV), dev, nullptr, &kPassed).backend, TGV_BACKEND_TGV) << "column-major out";
   }
 }
 
