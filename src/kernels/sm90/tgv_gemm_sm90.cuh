@@ -36,6 +36,12 @@
 
 #include "kernels/common/pdl.cuh"
 #include "kernels/sm90/sm90_params.hpp"
+#ifdef TGV_TRACE
+#include "kernels/sm90/trace.cuh"
+#define TGV_TRACE_POINT(slot) trace_point(p.trace, slot)
+#else
+#define TGV_TRACE_POINT(slot) ((void)0)
+#endif
 
 namespace tgv::kernels::sm90 {
 
@@ -130,6 +136,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int num_kb = kb_end - kb_begin;
 
   if (threadIdx.x == 0) {
+    TGV_TRACE_POINT(kTraceEntryNs);
     cute::prefetch_tma_descriptor(&tmap_w);
     cute::prefetch_tma_descriptor(&tmap_x);
     for (int s = 0; s < p.stages; ++s) {
@@ -146,9 +153,23 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
       const uint64_t w_hint = cache_hint(p.w_policy);
+#ifdef TGV_EXP_EARLY_TRIGGER
+      griddep_launch_dependents();  // experiment (perf-notes §10): let the next kernel launch at once
+#endif
+#ifdef TGV_EXP_L2_PREFETCH
+      // Experiment (perf-notes §10): ask L2 for the K blocks beyond the ring now,
+      // so that HBM streams them while the ring (and the previous kernel) drains.
+      if constexpr (T::kMajorW == GMMA::Major::K) {
+        if (p.w_folded)
+          for (int i = p.stages; i < num_kb && i < p.stages + p.exp_prefetch_kb; ++i)
+            SM90_TMA_LOAD_4D::PREFETCH::copy(&tmap_w, 0, n0, (kb_begin + i) * T::kChunks, batch);
+      }
+#endif
       for (int i = 0; i < num_kb; ++i) {
         const int s = i % p.stages, kb = kb_begin + i;
         Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
+        if (i == 0) TGV_TRACE_POINT(kTraceFirstIssueClk);
+        if (i == num_kb - 1) TGV_TRACE_POINT(kTraceLastIssueClk);
         Barrier::arrive_and_expect_tx(full + s, w_stage_bytes);
         uint8_t* dst = smem + s * stage_bytes;
         for (int c = 0; c < T::kChunks; ++c) {
@@ -242,6 +263,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     for (int i = 0; i < num_kb; ++i) {
       const int s = i % p.stages;
       Barrier::wait(full + s, (i / p.stages) & 1);
+      if (threadIdx.x == 128 && (i == 0 || i == num_kb - 1))
+        TGV_TRACE_POINT(i == 0 ? kTraceFirstFullClk : kTraceLastFullClk);
       if (i == 0 && rank == 0 && p.bias != nullptr) {
         // The barrier wait's asm has no memory clobber: without this fence the
         // compiler may hoist the bias load above it, before the x wait.
@@ -301,7 +324,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       }
     }
     cute::cluster_sync();  // the peers stay resident until the leader has read them
-    if (rank != 0) return;
+    if (rank != 0) {
+      if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
+      return;
+    }
   }
 
   // ---- epilogue: + bias in fp32, bf16, staged in the ring, coalesced stores --
@@ -341,6 +367,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
     }
   }
+#ifdef TGV_TRACE
+  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+  if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
+#endif
 }
 
 }  // namespace tgv::kernels::sm90

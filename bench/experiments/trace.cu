@@ -1,0 +1,215 @@
+// perf-notes §10: where the time of a GEMM goes beyond the weight stream.
+//
+// Replays `count` back-to-back GEMMs of one SM90 instance (64x8x128, K-major
+// x and W: the ladder's tile for M <= 8 on mid-size weights) from one CUDA
+// graph over rotating cold weight copies, PDL on or off, with the kernel's
+// trace points compiled in (src/kernels/sm90/trace.cuh), and prints per
+// kernel: its span on the GPU, the gap to the next kernel, and per CTA the
+// launch skew, the first load's latency, the stream, the epilogue.
+//
+//   tgv-trace N K M split_k stages pdl [count [hints [prefetch]]]
+//   hints 1 (default): W evict-first, x evict-last, as the library; 0: no hints
+//   prefetch: K blocks past the ring each CTA asks L2 for at entry (binaries
+//   built with TGV_EXP_L2_PREFETCH; default 1000, i.e. its whole slice)
+//
+// Built by hand (bench/experiments/trace.sh), never by CMake: the library and
+// its tests must not carry the trace points.
+#define TGV_TRACE 1
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "kernels/sm90/tgv_gemm_sm90.cuh"
+#include "launch/kernel_launch.hpp"
+#include "launch/tensor_map.hpp"
+
+namespace {
+
+using namespace tgv;
+using kernels::sm90::TraceSlot;
+using T = kernels::sm90::Traits<64, 8, 128, cute::GMMA::Major::K, cute::GMMA::Major::K>;
+
+#define CHECK(call)                                                                          \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+__global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    p[i] = __float2bfloat16((int(h % 2001) - 1000) * 1e-3f);
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 7) {
+    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count]\n");
+    return 2;
+  }
+  const int n = std::atoi(argv[1]), k = std::atoi(argv[2]), m = std::atoi(argv[3]);
+  const int split = std::atoi(argv[4]), stages = std::atoi(argv[5]);
+  const bool pdl = std::atoi(argv[6]) != 0;
+  const int count = argc > 7 ? std::atoi(argv[7]) : 64;
+  const bool hints = argc > 8 ? std::atoi(argv[8]) != 0 : true;
+  const int prefetch = argc > 9 ? std::atoi(argv[9]) : 1000;
+  if (m > T::kCtaN || k % 128 != 0 || stages < 2 || stages > detail::kMaxStages) {
+    std::fprintf(stderr, "need M <= %d, K %% 128 == 0, stages in [2, %d]\n", T::kCtaN, detail::kMaxStages);
+    return 2;
+  }
+  CHECK(cudaSetDevice(0));
+  detail::bind_context_for_encoding(0);
+
+  const size_t w_elems = size_t(n) * k;
+  const int copies = int(std::max<size_t>(2, (size_t(512) << 20) / (w_elems * 2) + 1));
+  __nv_bfloat16 *w, *x, *out;
+  CHECK(cudaMalloc(&w, w_elems * copies * 2));
+  CHECK(cudaMalloc(&x, size_t(m) * k * 2));
+  CHECK(cudaMalloc(&out, size_t(m) * n * 2));
+  fill<<<1024, 256>>>(w, w_elems * copies, 1);
+  fill<<<64, 256>>>(x, size_t(m) * k, 2);
+  CHECK(cudaGetLastError());
+
+  const int fold = 2;  // K % 128 == 0: one box per 128-column stage
+  std::vector<CUtensorMap> maps_w(copies);
+  for (int c = 0; c < copies; ++c) {
+    detail::Operand o{w + w_elems * c, detail::Major::K, k, 0};
+    maps_w[c] = detail::make_map("w", o, n, k, 1, T::kCtaM, fold);
+  }
+  detail::Operand ox{x, detail::Major::K, k, 0};
+  const CUtensorMap map_x = detail::make_map("x", ox, m, k, 1, T::kCtaN, fold);
+
+  const dim3 grid((n + T::kCtaM - 1) / T::kCtaM * split, 1, 1);
+  const int ctas = int(grid.x);
+  uint64_t* trace;
+  const size_t trace_words = size_t(count) * ctas * kernels::sm90::kTraceSlots;
+  CHECK(cudaMalloc(&trace, trace_words * 8));
+
+  kernels::sm90::Params p{};
+  p.out = out;
+  p.bias = nullptr;
+  p.m = m;
+  p.n = n;
+  p.num_k_blocks = k / 128;
+  p.stages = stages;
+  p.split_k = split;
+  p.exp_prefetch_kb = prefetch;
+  p.w_folded = 1;
+  p.x_folded = 1;
+  p.w_policy = hints ? kernels::sm90::L2Policy::EvictFirst : kernels::sm90::L2Policy::Normal;
+  p.x_policy = hints ? kernels::sm90::L2Policy::EvictLast : kernels::sm90::L2Policy::Normal;
+  p.out_row_major = 1;
+  p.out_vectorized = n % 8 == 0;
+  p.out_ld = n;
+  p.out_batch_stride = 0;
+
+  auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
+  const int smem = int(detail::kSmemReserveBytes) + (T::kCtaM + T::kCtaN) * T::kCtaK * 2 * stages;
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  cudaGraph_t graph;
+  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < count; ++i) {
+    p.trace = trace + size_t(i) * ctas * kernels::sm90::kTraceSlots;
+    detail::launch_kernel(kernel, grid, dim3(T::kThreads), size_t(smem), stream, pdl, unsigned(split),
+                          maps_w[i % copies], map_x, p);
+  }
+  CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<double> per_gemm;
+  for (int r = 0; r < 7; ++r) {
+    CHECK(cudaEventRecord(e0, stream));
+    CHECK(cudaGraphLaunch(exec, stream));
+    CHECK(cudaEventRecord(e1, stream));
+    CHECK(cudaEventSynchronize(e1));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    per_gemm.push_back(ms * 1e3 / count);
+  }
+  std::vector<uint64_t> h(trace_words);
+  CHECK(cudaMemcpy(h.data(), trace, trace_words * 8, cudaMemcpyDeviceToHost));
+
+  // clock64 ticks per ns, from each CTA's own entry -> exit.
+  std::vector<double> rates;
+  auto rec = [&](int i, int c) { return &h[(size_t(i) * ctas + c) * kernels::sm90::kTraceSlots]; };
+  for (int i = 0; i < count; ++i)
+    for (int c = 0; c < ctas; ++c) {
+      const uint64_t* r = rec(i, c);
+      if (r[kernels::sm90::kTraceExitNs] > r[kernels::sm90::kTraceEntryNs] + 2000)
+        rates.push_back(double(r[kernels::sm90::kTraceExitClk] - r[kernels::sm90::kTraceEntryClk]) /
+                        double(r[kernels::sm90::kTraceExitNs] - r[kernels::sm90::kTraceEntryNs]));
+    }
+  const double ghz = median(rates);
+  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d: %d CTAs, %d GEMMs per graph, %d weight copies\n",
+              n, k, m, split, stages, int(pdl), int(hints), ctas, count, copies);
+  std::printf("graph replay: %.2f us per GEMM (median of 7); W %.1f MB; SM clock %.2f GHz (clock64/globaltimer)\n",
+              median(per_gemm), w_elems * 2 / 1e6, ghz);
+  std::printf("kernel  span_us  gap_to_next_us  skew_med  skew_max  |  per CTA, median (max) us: entry->1st issue  "
+              "1st issue->1st full  1st->last full  last full->exit  entry->last issue\n");
+  std::vector<double> spans, gaps, skews, lat, stream_us, epi, trig;
+  for (int i = 0; i < count; ++i) {
+    uint64_t start = ~0ull, end = 0;
+    for (int c = 0; c < ctas; ++c) {
+      start = std::min(start, rec(i, c)[kernels::sm90::kTraceEntryNs]);
+      end = std::max(end, rec(i, c)[kernels::sm90::kTraceExitNs]);
+    }
+    uint64_t next_start = ~0ull;
+    if (i + 1 < count)
+      for (int c = 0; c < ctas; ++c) next_start = std::min(next_start, rec(i + 1, c)[kernels::sm90::kTraceEntryNs]);
+    std::vector<double> sk, a, b, s, e, t;
+    for (int c = 0; c < ctas; ++c) {
+      const uint64_t* r = rec(i, c);
+      sk.push_back((r[kernels::sm90::kTraceEntryNs] - start) / 1e3);
+      a.push_back((r[kernels::sm90::kTraceFirstIssueClk] - r[kernels::sm90::kTraceEntryClk]) / ghz / 1e3);
+      b.push_back(double(int64_t(r[kernels::sm90::kTraceFirstFullClk] - r[kernels::sm90::kTraceFirstIssueClk])) / ghz /
+                  1e3);
+      s.push_back((r[kernels::sm90::kTraceLastFullClk] - r[kernels::sm90::kTraceFirstFullClk]) / ghz / 1e3);
+      e.push_back(double(int64_t(r[kernels::sm90::kTraceExitClk] - r[kernels::sm90::kTraceLastFullClk])) / ghz / 1e3);
+      t.push_back((r[kernels::sm90::kTraceLastIssueClk] - r[kernels::sm90::kTraceEntryClk]) / ghz / 1e3);
+    }
+    const double span = (end - start) / 1e3;
+    const double gap = i + 1 < count ? (double(int64_t(next_start - end))) / 1e3 : 0.0;
+    if (i >= 2 && i + 1 < count) {
+      spans.push_back(span);
+      gaps.push_back(gap);
+      skews.push_back(median(sk));
+      lat.push_back(median(b));
+      stream_us.push_back(median(s));
+      epi.push_back(median(e));
+      trig.push_back(median(t));
+    }
+    if (i < 2 || (i >= count / 2 && i < count / 2 + 4))
+      std::printf("%6d  %7.2f  %14.2f  %8.2f  %8.2f  |  %.2f (%.2f)  %.2f (%.2f)  %.2f (%.2f)  %.2f (%.2f)  %.2f (%.2f)\n",
+                  i, span, gap, median(sk), *std::max_element(sk.begin(), sk.end()), median(a),
+                  *std::max_element(a.begin(), a.end()), median(b), *std::max_element(b.begin(), b.end()), median(s),
+                  *std::max_element(s.begin(), s.end()), median(e), *std::max_element(e.begin(), e.end()), median(t),
+                  *std::max_element(t.begin(), t.end()));
+  }
+  std::printf("median over kernels 2..%d: span %.2f us, gap %.2f us, skew %.2f, 1st-load latency %.2f, stream %.2f, "
+              "epilogue %.2f, trigger at %.2f\n",
+              count - 2, median(spans), median(gaps), median(skews), median(lat), median(stream_us), median(epi),
+              median(trig));
+  return 0;
+}
