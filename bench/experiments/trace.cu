@@ -7,10 +7,12 @@
 // kernel: its span on the GPU, the gap to the next kernel, and per CTA the
 // launch skew, the first load's latency, the stream, the epilogue.
 //
-//   tgv-trace N K M split_k stages pdl [count [hints [prefetch]]]
+//   tgv-trace N K M split_k stages pdl [count [hints]]
 //   hints 1 (default): W evict-first, x evict-last, as the library; 0: no hints
-//   prefetch: K blocks past the ring each CTA asks L2 for at entry (binaries
-//   built with TGV_EXP_L2_PREFETCH; default 1000, i.e. its whole slice)
+//
+// The variants of perf-notes §10 (launch_dependents at entry; an L2 prefetch
+// of each CTA's whole W slice) were kernel edits at commit 5855d2c, since
+// removed: both were slower.
 //
 // Built by hand (bench/experiments/trace.sh), never by CMake: the library and
 // its tests must not carry the trace points.
@@ -67,7 +69,6 @@ int main(int argc, char** argv) {
   const bool pdl = std::atoi(argv[6]) != 0;
   const int count = argc > 7 ? std::atoi(argv[7]) : 64;
   const bool hints = argc > 8 ? std::atoi(argv[8]) != 0 : true;
-  const int prefetch = argc > 9 ? std::atoi(argv[9]) : 1000;
   if (m > T::kCtaN || k % 128 != 0 || stages < 2 || stages > detail::kMaxStages) {
     std::fprintf(stderr, "need M <= %d, K %% 128 == 0, stages in [2, %d]\n", T::kCtaN, detail::kMaxStages);
     return 2;
@@ -108,7 +109,6 @@ int main(int argc, char** argv) {
   p.num_k_blocks = k / 128;
   p.stages = stages;
   p.split_k = split;
-  p.exp_prefetch_kb = prefetch;
   p.w_folded = 1;
   p.x_folded = 1;
   p.w_policy = hints ? kernels::sm90::L2Policy::EvictFirst : kernels::sm90::L2Policy::Normal;

@@ -8,14 +8,3 @@ mkdir -p build-gpu/carry
 nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a \
   -Isrc -Iinclude -isystem deps/cutlass/include \
   bench/experiments/trace.cu src/launch/tensor_map.cpp src/tactics/tactics.cpp -lcuda -o build-gpu/carry/tgv-trace
-nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -DTGV_EXP_EARLY_TRIGGER \
-  -Isrc -Iinclude -isystem deps/cutlass/include \
-  bench/experiments/trace.cu src/launch/tensor_map.cpp src/tactics/tactics.cpp -lcuda -o build-gpu/carry/tgv-trace-early
-for v in "pf -DTGV_EXP_L2_PREFETCH" "pf-early -DTGV_EXP_L2_PREFETCH -DTGV_EXP_EARLY_TRIGGER"; do
-  set -- $v
-  name=$1
-  shift
-  nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a "$@" \
-    -Isrc -Iinclude -isystem deps/cutlass/include \
-    bench/experiments/trace.cu src/launch/tensor_map.cpp src/tactics/tactics.cpp -lcuda -o "build-gpu/carry/tgv-trace-$name"
-done

@@ -29,8 +29,7 @@ struct Params {
   int32_t out_vectorized;  // 16-byte stores are aligned for every row and batch
   int64_t out_ld, out_batch_stride;
 #ifdef TGV_TRACE
-  uint64_t* trace;          // experiment builds: kTraceSlots words per CTA (trace.cuh)
-  int32_t exp_prefetch_kb;  // experiment builds: K blocks past the ring prefetched to L2
+  uint64_t* trace;  // experiment builds: kTraceSlots words per CTA (trace.cuh)
 #endif
 };
 

@@ -153,18 +153,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
       const uint64_t w_hint = cache_hint(p.w_policy);
-#ifdef TGV_EXP_EARLY_TRIGGER
-      griddep_launch_dependents();  // experiment (perf-notes §10): let the next kernel launch at once
-#endif
-#ifdef TGV_EXP_L2_PREFETCH
-      // Experiment (perf-notes §10): ask L2 for the K blocks beyond the ring now,
-      // so that HBM streams them while the ring (and the previous kernel) drains.
-      if constexpr (T::kMajorW == GMMA::Major::K) {
-        if (p.w_folded)
-          for (int i = p.stages; i < num_kb && i < p.stages + p.exp_prefetch_kb; ++i)
-            SM90_TMA_LOAD_4D::PREFETCH::copy(&tmap_w, 0, n0, (kb_begin + i) * T::kChunks, batch);
-      }
-#endif
       for (int i = 0; i < num_kb; ++i) {
         const int s = i % p.stages, kb = kb_begin + i;
         Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
