@@ -3,7 +3,10 @@
 #   scripts/gpu-check.sh [folder]     (default build-gpu/carry, staged by scripts/build-gpu.sh)
 # Steps can be turned off or on for a short round trip (default in brackets):
 #   BENCH=0|1 [1]  the full tgv-bench table;  PYTEST=0|1 [1]  the Python tests;
-#   SANITIZE=0|1 [0]  compute-sanitizer memcheck, racecheck, synccheck on a subset
+#   HOST_TESTS=0|1 [1]  the host tests (CI runs them too);
+#   SANITIZE=0|1 [0]  compute-sanitizer memcheck, racecheck, synccheck on a subset;
+#   TUNE=0|1 [0]  tgv-bench --tune over the default shapes into $OUT/tuning.json, which
+#                 the bench step then loads (TGV_TUNING_FILE): the table shows tuned choices
 #   GTEST_FILTER   restricts the GPU tests (gtest's own variable)
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
 # at most 8 files (the device tool's limit); exits non-zero if any step failed.
@@ -30,7 +33,9 @@ if grep -q '^\[  PASSED  \] 0 tests' "$logs/gpu-tests.log"; then
   echo "=== gpu-tests: every test skipped (no CUDA device visible)"
   failed+=(gpu-tests-skipped)
 fi
-step host-tests env -u GTEST_FILTER "$dir/tgv_host_tests" --gtest_brief=1
+if [ "${HOST_TESTS:-1}" = 1 ]; then
+  step host-tests env -u GTEST_FILTER "$dir/tgv_host_tests" --gtest_brief=1
+fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   # A tactic, split-K 4 (the DSMEM reduction), the PDL ordering test.
   subset='*TgvTactic*/0:*TgvSplitK*/3:*Pdl.Activation*'
@@ -39,8 +44,12 @@ if [ "${SANITIZE:-0}" = 1 ]; then
       "$dir/tgv_gpu_tests" --gtest_filter="$subset"
   done
 fi
+if [ "${TUNE:-0}" = 1 ]; then
+  step tune "$dir/tgv-bench" --tune "$logs/tuning.json"
+  export TGV_TUNING_FILE="$logs/tuning.json"
+fi
 if [ "${BENCH:-1}" = 1 ]; then
-  step bench "$dir/tgv-bench" --backend tgv,auto,cublas --csv "$logs/bench.csv"
+  step bench "$dir/tgv-bench" --backend tgv,auto,cublas --host-overhead --csv "$logs/bench.csv"
 fi
 if [ "${PYTEST:-1}" = 1 ]; then
   step pytest env TGV_GEMM_LIBRARY="$PWD/$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
