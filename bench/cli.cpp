@@ -26,6 +26,10 @@ options:
   --tactic ID      tactic id for the tgv backend (default -1: the library picks)
   --split-k N      split-K factor for the tgv backend (default 0: the library picks)
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
+  --validate       run the full correctness grid of the tgv kernels on this GPU
+                   (every tactic of its family x shapes with M/N/K tails x
+                   layouts x bias, against the fp32 reference) and print a
+                   verdict to report back; exit status 0 on PASS, 1 on FAIL
   --tune FILE      time every legal (tactic, split-K) and cuBLASLt per shape and M bucket; write the
                    tuning file the library loads (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
   --pdl 0|1        programmatic dependent launch (default 1)
@@ -127,6 +131,10 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
     }
     if (option == "--host-overhead") {
       cli->host_overhead = true;
+      continue;
+    }
+    if (option == "--validate") {
+      cli->validate = true;
       continue;
     }
     const bool takes_value = option == "--model" || option == "--shapes" || option == "--m" ||

@@ -25,6 +25,7 @@ struct Cli {
   int32_t split_k = tgv::kAutoSplitK;
   bool host_overhead = false;
   std::string tune_path;  // --tune: write the tuning file here
+  bool validate = false;  // --validate: the correctness grid and its verdict, no timing
   bool pdl = true;
   bool bias = false;
   int reps = 9;

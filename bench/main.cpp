@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "chain.hpp"
 #include "tune.hpp"
+#include "validate.hpp"
 #include "cuda_check.hpp"
 #include "measure.hpp"
 #include "reference.hpp"
@@ -112,6 +113,11 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  if (cli.validate) {
+    std::printf("# tgv-bench --validate | %s | sm_%d%d | %d SMs | tgv-gemm %s | %s | %s\n", prop.name, prop.major,
+                prop.minor, prop.multiProcessorCount, tgv_version_string(), utc_now().c_str(), cli.command_line.c_str());
+    return run_validate(device, stream);
+  }
   if (cli.mode == Mode::Chain) {
     std::printf("# tgv-bench %s | %s | %d SMs | %s | %s\n", tgv_version_string(), prop.name, prop.multiProcessorCount,
                 utc_now().c_str(), cli.command_line.c_str());

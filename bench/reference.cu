@@ -105,11 +105,14 @@ std::vector<float> reference_gemm(const __nv_bfloat16* x, const __nv_bfloat16* w
 
 CheckResult check_output(const std::vector<float>& ref, const __nv_bfloat16* out, int64_t m, int64_t n,
                          cudaStream_t stream) {
-  const size_t elements = static_cast<size_t>(m * n);
-  std::vector<uint16_t> bits(elements);
-  CUDA_CHECK(cudaMemcpyAsync(bits.data(), out, elements * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
+  std::vector<uint16_t> bits(static_cast<size_t>(m * n));
+  CUDA_CHECK(cudaMemcpyAsync(bits.data(), out, bits.size() * sizeof(uint16_t), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
+  return compare_output(ref, bits, m, n);
+}
 
+CheckResult compare_output(const std::vector<float>& ref, const std::vector<uint16_t>& bits, int64_t m, int64_t n) {
+  const size_t elements = static_cast<size_t>(m * n);
   CheckResult result;
   double worst = -1.0;  // |out - ref| / tolerance of the worst element so far
   for (size_t i = 0; i < elements; ++i) {

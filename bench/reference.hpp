@@ -30,3 +30,5 @@ struct CheckResult {
 // Compares the packed row-major M x N bf16 `out` on the device with `ref`.
 CheckResult check_output(const std::vector<float>& ref, const __nv_bfloat16* out, int64_t m, int64_t n,
                          cudaStream_t stream);
+// The same for an output already on the host, as raw bf16 bits.
+CheckResult compare_output(const std::vector<float>& ref, const std::vector<uint16_t>& bits, int64_t m, int64_t n);

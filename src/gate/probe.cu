@@ -308,7 +308,9 @@ class Probe {
     const GemmDesc g = validate_problem(
         problem(c.shape, c.x_k_major, c.w_k_major, c.bias ? operands_[c.shape].bias : nullptr, c.out,
                 c.out_row_major, c.out_ld));
-    const tgv_options o{TGV_BACKEND_TGV, c.tactic, 1, c.split_k};
+    tgv_options o;
+    tgv_default_options(&o);
+    o.backend = TGV_BACKEND_TGV, o.tactic = c.tactic, o.split_k = c.split_k;
     static const GateVerdict kAssumePassed{GateState::Passed, "under probe"};
     const Plan p = plan(g, o, dev_, nullptr, &kAssumePassed);
     if (tactic(p.tactic).arch == 100)

@@ -22,6 +22,7 @@
 #include "api/validate.hpp"
 #include "common/error.hpp"
 #include "gate/self_check.hpp"
+#include "gate_sandbox.hpp"
 #include "host_util.hpp"
 #include "plan/plan.hpp"
 #include "tactics/tactics.hpp"
@@ -111,15 +112,8 @@ long long dead_pid() {
 class SelfCheck : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* name : {"TGV_TUNING_FILE", "TGV_SELF_CHECK"}) {
-      const char* v = std::getenv(name);
-      saved_.push_back({name, v ? std::make_unique<std::string>(v) : nullptr});
-    }
-    char templ[] = "/tmp/tgv-self-check-XXXXXX";
-    ASSERT_NE(mkdtemp(templ), nullptr);
-    dir_ = templ;
-    setenv("TGV_TUNING_FILE", (dir_ + "/tuning.json").c_str(), 1);
-    unsetenv("TGV_SELF_CHECK");
+    sandbox_ = std::make_unique<tgv_test::GateSandbox>();
+    dir_ = sandbox_->dir();
     gt::reset();
     gt::set_probe(passing_probe);
     g_probes = 0;
@@ -128,12 +122,7 @@ class SelfCheck : public ::testing::Test {
   void TearDown() override {
     gt::reset();
     gt::set_probe(nullptr);
-    for (auto& [name, value] : saved_) {
-      if (value) setenv(name, value->c_str(), 1);
-      else unsetenv(name);
-    }
-    std::remove(cache_.c_str());
-    rmdir(dir_.c_str());
+    sandbox_.reset();
   }
 
   // A new process, as far as the gate can tell: verdicts and warnings forgotten.
@@ -143,8 +132,8 @@ class SelfCheck : public ::testing::Test {
     g_probes = 0;
   }
 
+  std::unique_ptr<tgv_test::GateSandbox> sandbox_;
   std::string dir_, cache_;
-  std::vector<std::pair<const char*, std::unique_ptr<std::string>>> saved_;
   const DeviceInfo h200_ = device(90);
   const DeviceInfo b200_ = device(100);
 };
@@ -433,7 +422,12 @@ constexpr bool kHasSm100 = false;
 #endif
 
 GemmDesc desc(int64_t m, int64_t n, int64_t k) { return validate_problem(tgv_test::make_problem(m, n, k)); }
-tgv_options options(int32_t backend) { return tgv_options{backend, -1, 1, 0}; }
+tgv_options options(int32_t backend) {
+  tgv_options o;
+  tgv_default_options(&o);
+  o.backend = backend;
+  return o;
+}
 
 const GateVerdict kPassed{GateState::Passed, "the self-check passed"};
 const GateVerdict kFailed{GateState::Failed, "the self-check failed: tactic 3 broke"};
