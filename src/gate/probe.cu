@@ -12,6 +12,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -121,6 +122,7 @@ struct Case {
   int shape;
   bool x_k_major, w_k_major, out_row_major, bias;
   int32_t split_k;
+  bool launched = false;  // false: the planner refuses it on this device, so the family never runs it
   __nv_bfloat16* out = nullptr;
   int64_t out_ld = 0;
 
@@ -189,7 +191,9 @@ class Probe {
     }
     // From here a failure is the kernels' (or their launchers').
     try {
-      for (const Case& c : cases_) launch(c);
+      for (Case& c : cases_) launch(c);
+      if (std::none_of(cases_.begin(), cases_.end(), [](const Case& c) { return c.launched; }))
+        return {false, true, "the planner refuses every tactic of the family on this device"};
       check();
       if (!wait())
         return {false, true, strfmt("the probe's kernels did not finish within %.0f s", kTimeoutSeconds)};
@@ -304,19 +308,33 @@ class Probe {
     cublaslt_gemm(g, stream_);
   }
 
-  void launch(const Case& c) {
+  // Plans the case as the dispatcher would (the gate assumed passed). A case the
+  // planner refuses on this device falls back to split-K 1, then is left out:
+  // the dispatcher would never run it either.
+  void launch(Case& c) {
     const GemmDesc g = validate_problem(
         problem(c.shape, c.x_k_major, c.w_k_major, c.bias ? operands_[c.shape].bias : nullptr, c.out,
                 c.out_row_major, c.out_ld));
-    tgv_options o;
-    tgv_default_options(&o);
-    o.backend = TGV_BACKEND_TGV, o.tactic = c.tactic, o.split_k = c.split_k;
     static const GateVerdict kAssumePassed{GateState::Passed, "under probe"};
-    const Plan p = plan(g, o, dev_, nullptr, &kAssumePassed);
+    Plan p;
+    for (;;) {
+      tgv_options o;
+      tgv_default_options(&o);
+      o.backend = TGV_BACKEND_TGV, o.tactic = c.tactic, o.split_k = c.split_k;
+      try {
+        p = plan(g, o, dev_, nullptr, &kAssumePassed);
+        break;
+      } catch (const Error& e) {
+        if (e.status() != TGV_ERROR_NOT_SUPPORTED) throw;
+        if (c.split_k == 1) return;
+        c.split_k = 1;
+      }
+    }
     if (tactic(p.tactic).arch == 100)
       launch_sm100(g, p, stream_);
     else
       launch_sm90(g, p, stream_);
+    c.launched = true;
   }
 
   void check() {
@@ -325,8 +343,9 @@ class Probe {
       const Case& c = cases_[i];
       const Shape& sh = kShapes[c.shape];
       const tgv_problem p = problem(c.shape, true, true, nullptr, c.out, c.out_row_major, c.out_ld);
+      // A case left out checks nothing (l = 0): its output is still NaN.
       checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, operands_[c.shape].ref,
-                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, sh.l};
+                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, c.launched ? sh.l : 0};
     }
     check_kernel<<<dim3(16, unsigned(cases_.size())), kThreads, 0, stream_>>>(checks, results_, results_ + kMaxCases);
     TGV_CUDA_CHECK(cudaGetLastError());
@@ -361,7 +380,8 @@ class Probe {
                       (long long)(at / (sh.m * sh.n)), (long long)(at / sh.n % sh.m), (long long)(at % sh.n));
     }
     if (failed == 0) return {true, true, {}};
-    if (failed > 1) reason += strfmt(" (and %d more of the %zu cases)", failed - 1, cases_.size());
+    const auto launched = std::count_if(cases_.begin(), cases_.end(), [](const Case& c) { return c.launched; });
+    if (failed > 1) reason += strfmt(" (and %d more of the %d cases)", failed - 1, int(launched));
     return {false, true, reason};
   }
 
@@ -378,18 +398,20 @@ class ThreadStateGuard {
  public:
   explicit ThreadStateGuard(int device) {
     cudaGetDevice(&device_);
-    if (device_ != device) cudaSetDevice(device);
+    switched_ = device_ != device;
     // Relaxed: the allocations and synchronizations below would otherwise be
     // illegal while this thread (or any, in global mode) captures a graph.
     cudaThreadExchangeStreamCaptureMode(&mode_);
+    if (switched_) cudaSetDevice(device);
   }
   ~ThreadStateGuard() {
+    if (switched_) cudaSetDevice(device_);  // still relaxed here
     cudaThreadExchangeStreamCaptureMode(&mode_);
-    cudaSetDevice(device_);
   }
 
  private:
   int device_ = 0;
+  bool switched_ = false;
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
 
