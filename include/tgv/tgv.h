@@ -75,6 +75,11 @@ typedef struct tgv_options {
   int32_t tactic;  /* -1: chosen by the library; else an id from tgv_get_tactic */
   int32_t pdl;     /* 1: launch with programmatic dependent launch; 0: plain */
   int32_t split_k; /* 0: chosen by the library; >= 1: that factor (tgv backend) */
+  int32_t stages;  /* pipeline depth (tgv backend). 0: chosen by the library
+                    * (the tuning file's, else the deepest that fits shared
+                    * memory); else a stage count in [2, 16] for the sm_90
+                    * kernels; an sm_100 tactic fixes its own count, so only
+                    * that count (or 0) is accepted with it */
 } tgv_options;
 
 typedef struct tgv_tactic_info {
@@ -83,11 +88,13 @@ typedef struct tgv_tactic_info {
   int32_t cta_m;   /* weight rows per CTA (the MMA's M after the A/B swap) */
   int32_t cta_n;   /* tokens per CTA (the MMA's N) */
   int32_t cta_k;   /* reduction depth per pipeline stage */
-  int32_t stages;  /* pipeline depth that fits shared memory */
+  int32_t stages;  /* the deepest pipeline that fits shared memory (what
+                    * options.stages = 0 runs without a tuning file) */
   int32_t cluster; /* CTAs per cluster */
 } tgv_tactic_info;
 
-/* Fills the defaults: backend auto, tactic -1, PDL on, split-K auto. */
+/* Fills the defaults: backend auto, tactic -1, PDL on, split-K auto, stages
+ * auto. */
 void tgv_default_options(tgv_options* options);
 
 /* Problem with every stride set for the common layout: x, W K-major; out

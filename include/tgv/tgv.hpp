@@ -23,6 +23,7 @@ enum class DType : int32_t { BF16 = TGV_DTYPE_BF16, FP16 = TGV_DTYPE_FP16, FP32 
 
 inline constexpr int32_t kAutoTactic = -1;
 inline constexpr int32_t kAutoSplitK = 0;
+inline constexpr int32_t kAutoStages = 0;
 
 // The problem is the C struct itself, so a C++ caller and the C ABI agree
 // byte for byte; the helpers only fill strides.
@@ -40,9 +41,10 @@ struct Options {
   int32_t tactic = kAutoTactic;
   bool pdl = true;
   int32_t split_k = kAutoSplitK;
+  int32_t stages = kAutoStages;
 
   tgv_options to_c() const {
-    return tgv_options{static_cast<int32_t>(backend), tactic, pdl ? 1 : 0, split_k};
+    return tgv_options{static_cast<int32_t>(backend), tactic, pdl ? 1 : 0, split_k, stages};
   }
 };
 

@@ -71,6 +71,7 @@ class Options(ctypes.Structure):
         ("tactic", ctypes.c_int32),
         ("pdl", ctypes.c_int32),
         ("split_k", ctypes.c_int32),
+        ("stages", ctypes.c_int32),
     ]
 
 

@@ -63,9 +63,9 @@ void log_dispatch(const GemmDesc& g, const Plan& p) {
   }();
   if (!enabled) return;
   static std::mutex mutex;
-  static std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, int>> seen;
+  static std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, int, int>> seen;
   std::lock_guard<std::mutex> lock(mutex);
-  if (!seen.emplace(g.m, g.n, g.k, g.l, int(p.backend), p.tactic).second) return;
+  if (!seen.emplace(g.m, g.n, g.k, g.l, int(p.backend), p.tactic, p.stages).second) return;
   if (p.backend == TGV_BACKEND_TGV) {
     const Tactic& t = tactic(p.tactic);
     std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> tgv tactic %d (%dx%dx%d, %d stages, pdl %d)\n",
@@ -99,6 +99,7 @@ void tgv_default_options(tgv_options* options) {
   options->tactic = -1;
   options->pdl = 1;
   options->split_k = 0;
+  options->stages = 0;
 }
 
 void tgv_default_problem(tgv_problem* p, int64_t m, int64_t n, int64_t k, int64_t l) {

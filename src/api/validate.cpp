@@ -180,6 +180,11 @@ void validate_options(const tgv_options& o, int32_t num_tactics) {
     throw_invalid(strfmt("split_k=%d: must be 0 (auto) or a factor in [1, %d]", o.split_k, kMaxSplitK));
   if (o.split_k > 1 && o.backend == TGV_BACKEND_CUBLAS)
     throw_invalid(strfmt("split_k=%d applies to the tgv backend, but backend=cublas", o.split_k));
+  if (o.stages != 0 && (o.stages < 2 || o.stages > kMaxStages))
+    throw_invalid(strfmt("stages=%d: must be 0 (chosen by the library) or a pipeline depth in [2, %d]", o.stages,
+                         kMaxStages));
+  if (o.stages > 0 && o.backend == TGV_BACKEND_CUBLAS)
+    throw_invalid(strfmt("stages=%d applies to the tgv backend, but backend=cublas", o.stages));
 }
 
 }  // namespace tgv::detail

@@ -2,29 +2,12 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-
 #include "common/cuda_check.hpp"
 #include "launch/sm90_tile.hpp"
 #include "launch/tensor_map.hpp"
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
-namespace {
-
-// Experiment knob (docs/perf-notes.md): TGV_SM90_MAX_STAGES caps the ring depth,
-// so that two CTAs fit one SM and a PDL successor's weight stream overlaps this
-// kernel's tail. Read once; unset or not a positive integer: no cap.
-int32_t stage_cap() {
-  static const int32_t cap = [] {
-    const char* v = std::getenv("TGV_SM90_MAX_STAGES");
-    const int n = v ? std::atoi(v) : 0;
-    return n >= 2 ? n : 0;
-  }();
-  return cap;
-}
-
-}  // namespace
 
 void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
 #ifndef TGV_WITH_SM90
@@ -50,8 +33,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.m = static_cast<int32_t>(g.m);
   p.n = static_cast<int32_t>(g.n);
   p.num_k_blocks = static_cast<int32_t>((g.k + t.cta_k - 1) / t.cta_k);
-  const int32_t stages = stage_cap() > 0 && stage_cap() < plan.stages ? stage_cap() : plan.stages;
-  p.stages = stages;
+  p.stages = plan.stages;
   p.split_k = plan.split_k;
   // Each weight byte is read once: let it leave L2 first. Every CTA of the grid
   // reads the same activations: keep them.
@@ -63,7 +45,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.out_ld = g.out.ld;
   p.out_batch_stride = g.out.batch_stride;
   p.out_vectorized = (g.out.ld % 8 == 0 && g.out.batch_stride % 8 == 0) ? 1 : 0;
-  l.smem_bytes = static_cast<int>(smem_bytes_for(t, stages));
+  l.smem_bytes = static_cast<int>(smem_bytes_for(t, plan.stages));
   // The split_k CTAs of a tile are adjacent in x: one cluster.
   l.grid = dim3(static_cast<unsigned>((g.n + t.cta_m - 1) / t.cta_m * plan.split_k),
                 static_cast<unsigned>((g.m + t.cta_n - 1) / t.cta_n), static_cast<unsigned>(g.l));

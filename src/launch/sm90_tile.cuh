@@ -15,11 +15,15 @@ namespace tgv::detail {
 
 template <class T>
 void launch_sm90_instance(const Sm90Launch& l) {
+  static_assert(T::kEpilogueBytes == sm90_epilogue_bytes(T::kCtaM, T::kCtaN) &&
+                    T::kPartialBytes == sm90_partial_bytes(T::kCtaM, T::kCtaN),
+                "the planner sizes the ring's reuse (src/tactics) differently from the kernel");
   auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
   // To the most any stage count of this instance can ask for.
   static std::atomic<uint64_t> opted_in{0}, nonportable{0};
   set_attribute_once(opted_in, l.device, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSm90SmemBytes));
-  // The epilogue tile and the split-K partials reuse the drained ring.
+  // The epilogue tile and the split-K partials reuse the drained ring; the
+  // planner only hands over stage counts whose ring holds them.
   const int ring_bytes = l.smem_bytes - int(kSmemReserveBytes);
   if (T::kEpilogueBytes > ring_bytes || (l.params.split_k > 1 && T::kPartialBytes > ring_bytes))
     throw Error(TGV_ERROR_INTERNAL, "the SM90 epilogue or split-K partials do not fit the pipeline ring");

@@ -177,13 +177,44 @@ int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) 
 
 namespace {
 
+// Why `stages` (0: the deepest) cannot run tactic t on this device; empty if it can.
+std::string stages_reason(const Tactic& t, int32_t stages, const DeviceInfo& dev) {
+  if (stages == 0) return {};
+  if (t.stages > 0 && stages != t.stages)
+    return strfmt("stages=%d: tactic=%d (sm_%d) runs a fixed %d-stage pipeline; use stages=0 or %d", stages, t.id,
+                  t.arch, t.stages, t.stages);
+  if (smem_bytes_for(t, stages) > dev.smem_optin_bytes)
+    return strfmt("stages=%d: tactic=%d needs %lld bytes of shared memory for %d stages; device %d (%s) offers %lld "
+                  "(at most %d stages)",
+                  stages, t.id, (long long)smem_bytes_for(t, stages), stages, dev.ordinal, dev.name.c_str(),
+                  (long long)dev.smem_optin_bytes, stages_for(t, dev.smem_optin_bytes));
+  return {};
+}
+
+// Why a ring of `stages` cannot hold what tactic t reuses it for at split_k
+// (the epilogue tile, the split-K partials); empty if it can.
+std::string ring_reason(const Tactic& t, int32_t stages, int32_t split_k) {
+  const int32_t need = min_stages_for(t, split_k);
+  if (stages >= need) return {};
+  const int64_t epilogue = sm90_epilogue_bytes(t.cta_m, t.cta_n);
+  const int64_t partials = split_k > 1 ? sm90_partial_bytes(t.cta_m, t.cta_n) : 0;
+  return strfmt("tactic=%d's ring of %d stages (%lld bytes) is too small for its %s (%lld bytes), kept there "
+                "after the main loop; it needs %d or more stages",
+                t.id, stages, (long long)(stage_bytes(t) * stages),
+                partials > epilogue ? "split-K partial sums" : "epilogue tile",
+                (long long)(partials > epilogue ? partials : epilogue), need);
+}
+
 // A tuned tgv choice is used only where it is still legal for this problem.
 bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
   if (c.tactic < 0 || c.tactic >= kNumTactics || c.split_k < 1 || c.split_k > kMaxSplitK) return false;
+  if (c.stages < 0 || c.stages > kMaxStages || c.stages == 1) return false;
   const Tactic& t = tactics()[c.tactic];
   if (t.arch == 100 && c.split_k > 1) return false;  // the sm_100 kernel has no split-K
-  return t.arch == arch_family(dev.sm()) && stages_for(t, dev.smem_optin_bytes) > 0 &&
-         c.split_k <= ceil_div(g.k, t.cta_k);
+  const int32_t deepest = stages_for(t, dev.smem_optin_bytes);
+  const int32_t stages = c.stages > 0 ? c.stages : deepest;
+  return t.arch == arch_family(dev.sm()) && deepest > 0 && c.split_k <= ceil_div(g.k, t.cta_k) &&
+         stages_reason(t, c.stages, dev).empty() && ring_reason(t, stages, c.split_k).empty();
 }
 
 }  // namespace
@@ -193,7 +224,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   Plan p;
   p.pdl = o.pdl != 0;
   if (o.backend == TGV_BACKEND_CUBLAS) return p;
-  const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1;
+  const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1 || o.stages > 0;
   const bool blackwell = dev.sm() == 100 || dev.sm() == 103;
   // A family the gate disabled, and Blackwell until its self-check passed, are
   // refused here: auto falls back to cuBLASLt, backend=tgv gets the reason.
@@ -202,7 +233,10 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
     if (tgv_required) throw_unsupported(reason);
     return p;  // auto: cuBLASLt serves what our kernels cannot
   }
-  const TunedChoice* tuned = (tuning != nullptr && o.tactic < 0 && o.split_k == 0) ? tuning->find(g.n, g.k, g.m) : nullptr;
+  // A tuned entry is one measured (tactic, split-K, stages): an explicit part
+  // of it makes the measurement moot.
+  const bool all_auto = o.tactic < 0 && o.split_k == 0 && o.stages == 0;
+  const TunedChoice* tuned = (tuning != nullptr && all_auto) ? tuning->find(g.n, g.k, g.m) : nullptr;
   if (tuned != nullptr && tuned->cublas) {
     if (!tgv_required) return p;  // measured: cuBLASLt is faster here
     tuned = nullptr;              // backend=tgv: the ladder picks among ours
@@ -216,18 +250,27 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
     if (o.split_k > 1)
       throw_unsupported(strfmt("split_k=%d: the sm_100 tgv kernel has no split-K; use split_k=0 or 1", o.split_k));
     p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder_sm100(g, dev);
+    if (std::string r = stages_reason(tactic(p.tactic), o.stages, dev); !r.empty()) throw_unsupported(r);
     p.stages = stages_for(tactic(p.tactic), dev.smem_optin_bytes);
     p.split_k = 1;
     return p;
   }
   p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder(g, dev);
   const Tactic& t = tactic(p.tactic);
-  p.stages = stages_for(t, dev.smem_optin_bytes);
+  if (std::string r = stages_reason(t, o.stages, dev); !r.empty()) throw_unsupported(r);
+  const int32_t wanted = o.stages > 0 ? o.stages : tuned ? tuned->stages : 0;
+  p.stages = wanted > 0 ? wanted : stages_for(t, dev.smem_optin_bytes);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   if (o.split_k > k_blocks)
     throw_invalid(strfmt("split_k=%d: more than the %lld K blocks of %d columns that k=%lld has", o.split_k,
                          (long long)k_blocks, t.cta_k, (long long)g.k));
   p.split_k = o.split_k > 0 ? o.split_k : tuned ? tuned->split_k : auto_split_k(g, t, dev);
+  // The library's own split-K keeps to what the ring can hold; a caller's is
+  // refused below with the reason.
+  if (o.split_k == 0 && p.stages < min_stages_for(t, p.split_k)) p.split_k = 1;
+  if (std::string r = ring_reason(t, p.stages, p.split_k); !r.empty())
+    throw_unsupported(o.stages > 0 ? strfmt("stages=%d with split_k=%d: %s", o.stages, p.split_k, r.c_str())
+                                   : strfmt("split_k=%d: %s", p.split_k, r.c_str()));
   return p;
 }
 

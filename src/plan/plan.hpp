@@ -13,8 +13,12 @@
 //   refused (auto -> cuBLASLt, backend=tgv -> the reason); the sm_100 family is
 //   refused until its verdict is Passed; Hopper is served while Unknown (the
 //   dispatcher settles the verdict before it launches).
-//   Tactic and split-K: the explicit ones, else the tuning file's, else the
-//   one-wave ladder (ladder()) and auto_split_k().
+//   Tactic, split-K and stages: the explicit ones, else the tuning file's
+//   (only when none is explicit: an entry is one measured triple), else the
+//   one-wave ladder (ladder()), auto_split_k() and the deepest ring that fits.
+//   A stage count must fit shared memory, match an sm_100 tactic's fixed
+//   count, and leave a ring that holds the epilogue tile and split-K partials
+//   (min_stages_for); auto split-K drops to 1 rather than overflow it.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,7 @@ namespace tgv::detail {
 struct Plan {
   tgv_backend backend = TGV_BACKEND_CUBLAS;
   int32_t tactic = -1;  // tgv only
-  int32_t stages = 0;   // tgv only
+  int32_t stages = 0;   // tgv only; always the count to launch, never 0
   int32_t split_k = 1;  // tgv only
   bool pdl = false;
 };

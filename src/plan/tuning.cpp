@@ -47,13 +47,14 @@ bool TuningTable::parse(const std::string& text, const std::string& gpu, int32_t
   }
   for (size_t i = 0; i < entries->items.size(); ++i) {
     const Json& e = entries->items[i];
-    int64_t n = 0, k = 0, m = 0, tactic = -1, split = 1;
+    int64_t n = 0, k = 0, m = 0, tactic = -1, split = 1, stages = 0;
     const Json* backend = e.get("backend");
     const bool shape_ok = json_integer(e, "n", &n) && json_integer(e, "k", &k) && json_integer(e, "m", &m) && n > 0 &&
                           k > 0 && m > 0 && bucket(m) == m;
     const bool cublas = backend != nullptr && backend->text == "cublas";
     const bool tgv = backend != nullptr && backend->text == "tgv" && json_integer(e, "tactic", &tactic) &&
-                     json_integer(e, "split_k", &split) && tactic >= 0 && split >= 1;
+                     json_integer(e, "split_k", &split) && tactic >= 0 && split >= 1 &&
+                     (e.get("stages") == nullptr || (json_integer(e, "stages", &stages) && stages >= 0));
     if (!shape_ok || !(cublas || tgv)) {
       entries_.clear();
       *error = "entry " + std::to_string(i) + " is malformed";
@@ -63,6 +64,7 @@ bool TuningTable::parse(const std::string& text, const std::string& gpu, int32_t
     c.cublas = cublas;
     c.tactic = cublas ? -1 : static_cast<int32_t>(tactic);
     c.split_k = cublas ? 1 : static_cast<int32_t>(split);
+    c.stages = cublas ? 0 : static_cast<int32_t>(stages);
     entries_[{n, k, m}] = c;
   }
   return true;

@@ -9,9 +9,12 @@
 //   {"format": "tgv-gemm-tuning/1", "library_version": "0.1.0",
 //    "gpu": "NVIDIA H200", "sm_count": 132,
 //    "entries": [{"n": 4096, "k": 4096, "m": 8, "backend": "tgv",
-//                 "tactic": 0, "split_k": 2, "us": 10.4, "cublas_us": 12.5}, ...]}
+//                 "tactic": 0, "split_k": 2, "stages": 8, "us": 10.4,
+//                 "cublas_us": 12.5}, ...]}
 //
 // An entry covers the M bucket m (a power of two): every M in (m/2, m].
+// "stages" 0 means the deepest pipeline that fits; files written before the
+// key existed lack it and read as 0, which is what they measured.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@ struct TunedChoice {
   bool cublas = false;  // cuBLASLt measured faster
   int32_t tactic = -1;
   int32_t split_k = 1;
+  int32_t stages = 0;  // 0: the deepest that fits
 };
 
 class TuningTable {

@@ -54,12 +54,25 @@ constexpr bool sm100_tactics_are_compiled() {
     bool found = false;
     for (const auto& tile : tiles) found = found || (tile[0] == t.cta_m && tile[1] == t.cta_n && tile[2] == t.cluster);
     if (!found || t.stages < 2 || t.stages > kMaxStages) return false;
-    if (kSmemReserveBytes + int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2 * t.stages > kSm100SmemBytes)
-      return false;
+    if (smem_bytes_for(t, t.stages) > kSm100SmemBytes) return false;
   }
   return true;
 }
 static_assert(sm100_tactics_are_compiled(), "an SM100 tactic names an uncompiled tile or does not fit shared memory");
+
+// Two stages hold every SM90 epilogue, so any tactic that fits shared memory at
+// all can finish; on Hopper's 227 KiB the deepest ring also holds the split-K
+// partials, so the default depth never limits split-K.
+constexpr bool sm90_rings_hold_their_reuse() {
+  for (const Tactic& t : kTactics) {
+    if (t.arch != 90) continue;
+    if (min_stages_for(t, 1) != 2) return false;
+    const int64_t deepest = (kSm90SmemBytes - kSmemReserveBytes) / stage_bytes(t);
+    if (deepest < min_stages_for(t, kMaxSplitK)) return false;
+  }
+  return true;
+}
+static_assert(sm90_rings_hold_their_reuse(), "an SM90 ring cannot hold its epilogue tile or split-K partials");
 
 }  // namespace
 
@@ -71,15 +84,11 @@ const Tactic& tactic(int32_t id) {
   return kTactics[id];
 }
 
-int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2; }
-
 int32_t stages_for(const Tactic& t, int64_t smem_bytes) {
   if (t.stages > 0) return smem_bytes_for(t, t.stages) <= smem_bytes ? t.stages : 0;
   const int64_t fit = (smem_bytes - kSmemReserveBytes) / stage_bytes(t);
   if (fit < 2) return 0;
   return fit > kMaxStages ? kMaxStages : static_cast<int32_t>(fit);
 }
-
-int64_t smem_bytes_for(const Tactic& t, int32_t stages) { return kSmemReserveBytes + stage_bytes(t) * stages; }
 
 }  // namespace tgv::detail

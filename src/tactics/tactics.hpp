@@ -3,10 +3,12 @@
 //
 // A tactic fixes the tile a CTA computes: cta_m weight rows (the MMA's M after
 // the A/B swap) by cta_n tokens (the MMA's N), cta_k reduction columns per
-// pipeline stage. On SM90, pipeline depth is not part of the id: it is the most
-// stages that fit the device's shared memory (stages_for), so the deepest
-// pipeline is always used. On SM100 a tactic is one of the reference design's
-// (cta_m, cta_n, stages, cluster) configurations, stages included.
+// pipeline stage. On SM90, pipeline depth is not part of the id: it is a
+// runtime parameter of the kernel, by default the most stages that fit the
+// device's shared memory (stages_for), else the caller's or the tuning file's
+// (the deepest is not always the fastest). On SM100 a tactic is one of the
+// reference design's (cta_m, cta_n, stages, cluster) configurations, stages
+// included.
 #pragma once
 
 #include <cstdint>
@@ -112,12 +114,34 @@ inline constexpr int32_t kMaxStages = 16;
 // (non-portable) cluster Hopper schedules.
 inline constexpr int32_t kMaxSplitK = 16;
 static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8, "a full and an empty mbarrier per stage");
-int64_t stage_bytes(const Tactic& t);
+inline constexpr int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2; }
+inline constexpr int64_t smem_bytes_for(const Tactic& t, int32_t stages) {
+  return kSmemReserveBytes + stage_bytes(t) * stages;
+}
 // Pipeline depth in `smem_bytes` of dynamic shared memory per block: the
 // tactic's fixed stage count (SM100), else the deepest pipeline that fits
 // (SM90). 0 when the fixed count does not fit, or not even two stages do.
 int32_t stages_for(const Tactic& t, int64_t smem_bytes);
-int64_t smem_bytes_for(const Tactic& t, int32_t stages);
+
+// After its main loop the SM90 kernel reuses the drained ring: the epilogue
+// stages the bf16 output tile there in out's orientation (rows padded by 8
+// elements, so that a warp's column writes spread over banks), and each split-K
+// CTA parks its fp32 partial sums there for the cluster's leader. The kernel's
+// Traits must agree (asserted where they are instantiated, src/launch).
+inline constexpr int64_t sm90_epilogue_bytes(int64_t cta_m, int64_t cta_n) {
+  return 2 * (cta_n * (cta_m + 8) > cta_m * (cta_n + 8) ? cta_n * (cta_m + 8) : cta_m * (cta_n + 8));
+}
+inline constexpr int64_t sm90_partial_bytes(int64_t cta_m, int64_t cta_n) { return cta_m * cta_n * 4; }
+// The fewest stages whose ring holds what tactic t keeps there at split_k; at
+// least 2, the shallowest pipeline.
+inline constexpr int32_t min_stages_for(const Tactic& t, int32_t split_k) {
+  if (t.arch != 90) return 2;
+  const int64_t epilogue = sm90_epilogue_bytes(t.cta_m, t.cta_n);
+  const int64_t partials = split_k > 1 ? sm90_partial_bytes(t.cta_m, t.cta_n) : 0;
+  const int64_t need = epilogue > partials ? epilogue : partials;
+  const int64_t stages = (need + stage_bytes(t) - 1) / stage_bytes(t);
+  return stages < 2 ? 2 : static_cast<int32_t>(stages);
+}
 
 // The opt-in shared memory of an SM90 block (227 KiB); used to report stages
 // in tgv_get_tactic without touching a device.

@@ -111,6 +111,7 @@ std::string GemmCase::name() const {
   if (bias) s << "_bias";
   if (tactic >= 0) s << "_t" << tactic;
   if (split_k) s << "_sk" << split_k;
+  if (stages) s << "_st" << stages;
   if (!pdl) s << "_nopdl";
   if (graph) s << "_graph";
   if (null_stream) s << "_nullstream";
@@ -203,7 +204,7 @@ GemmFixture::~GemmFixture() {
   cudaFree(d_out_alloc_);
 }
 
-tgv_options GemmFixture::options() const { return tgv_options{c_.backend, c_.tactic, c_.pdl, c_.split_k}; }
+tgv_options GemmFixture::options() const { return tgv_options{c_.backend, c_.tactic, c_.pdl, c_.split_k, c_.stages}; }
 
 void GemmFixture::poison() {
   const std::vector<uint16_t> fill(size_t(out_alloc_elems_), kOutPoison);

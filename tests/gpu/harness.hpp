@@ -57,6 +57,7 @@ struct GemmCase {
   int32_t tactic = -1;
   int32_t pdl = 1;
   int32_t split_k = 0;
+  int32_t stages = 0;
   bool repeat = true;        // run twice, compare bitwise
   bool graph = false;        // also run once captured in a CUDA graph
   bool null_stream = false;  // the legacy stream instead of a created one

@@ -194,6 +194,36 @@ TEST_P(TgvSplitK, MatchesReference) {
 }
 INSTANTIATE_TEST_SUITE_P(Factors, TgvSplitK, ::testing::Values(1, 2, 3, 4, 5, 8, 16));
 
+// Explicit ring depths, the shallowest included, alone and under split-K: the
+// ring wraps many times over K, and the epilogue and the split-K partials
+// reuse a small ring. A depth whose ring cannot hold them is refused up front.
+class TgvStages : public ::testing::TestWithParam<int32_t> {};
+TEST_P(TgvStages, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  tgv_tactic_info info;
+  ASSERT_EQ(tgv_get_tactic(GetParam(), &info), TGV_SUCCESS);
+  if (info.arch != 90) GTEST_SKIP() << "an sm_100 tactic fixes its depth";
+  for (int32_t stages : {2, 3, 8}) {
+    if (stages > info.stages) continue;  // deeper than shared memory holds
+    for (int32_t split : {1, 2}) {
+      GemmCase c = shape(9, 333, 4104);
+      c.backend = TGV_BACKEND_TGV;
+      c.tactic = GetParam();
+      c.stages = stages;
+      c.split_k = split;
+      c.bias = true;
+      SCOPED_TRACE(c.name());
+      const CaseResult r = tgv_test::run_case(c);
+      for (const std::string& f : r.failures) ADD_FAILURE() << f;
+      if (r.status == TGV_ERROR_NOT_SUPPORTED && r.message.find("or more stages") == std::string::npos)
+        GTEST_SKIP() << "tgv backend: " << r.message;  // not a Hopper device
+      if (r.status == TGV_ERROR_NOT_SUPPORTED) continue;  // the ring is too small: refused, nothing written
+      EXPECT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, TgvStages, ::testing::Range(0, tgv_num_tactics()));
+
 // A factor beyond Hopper's largest cluster (16): served correctly or refused
 // up front (nothing written), never a failed launch.
 TEST(TgvSplitKLimit, BeyondClusterLimitIsServedOrRefused) {

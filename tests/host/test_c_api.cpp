@@ -75,6 +75,7 @@ TEST(CApi, DefaultOptions) {
   EXPECT_EQ(o.tactic, -1);
   EXPECT_EQ(o.pdl, 1);
   EXPECT_EQ(o.split_k, 0);
+  EXPECT_EQ(o.stages, 0);
   tgv_default_options(nullptr);  // tolerated
 
   const tgv_options cpp = tgv::Options{}.to_c();
@@ -82,6 +83,7 @@ TEST(CApi, DefaultOptions) {
   EXPECT_EQ(cpp.tactic, o.tactic);
   EXPECT_EQ(cpp.pdl, o.pdl);
   EXPECT_EQ(cpp.split_k, o.split_k);
+  EXPECT_EQ(cpp.stages, o.stages);
 }
 
 TEST(CApi, DefaultProblem) {

@@ -49,7 +49,22 @@ const DeviceInfo kA100 = device(80, 108, 166912);
 const DeviceInfo kB200 = device(100, 148);
 
 tgv_options options(int32_t backend, int32_t tactic = -1, int32_t split_k = 0, int32_t pdl = 1) {
-  return tgv_options{backend, tactic, pdl, split_k};
+  return tgv_options{backend, tactic, pdl, split_k, 0};
+}
+
+tgv_options with_stages(tgv_options o, int32_t stages) {
+  o.stages = stages;
+  return o;
+}
+
+// The SM90 tactic with this tile and stage depth.
+int32_t sm90_tactic(int32_t cta_m, int32_t cta_n, int32_t cta_k) {
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.arch == 90 && t.cta_m == cta_m && t.cta_n == cta_n && t.cta_k == cta_k) return i;
+  }
+  ADD_FAILURE() << "no SM90 tactic " << cta_m << "x" << cta_n << "x" << cta_k;
+  return 0;
 }
 
 GemmDesc desc(int64_t m, int64_t n, int64_t k, int64_t l = 1) { return validate_problem(make_problem(m, n, k, l)); }
@@ -272,6 +287,117 @@ TEST(Plan, ExplicitTacticTooLargeForSharedMemory) {
                          "tactic=" + std::to_string(id)));
     }
   }
+}
+
+// ---- stages --------------------------------------------------------------
+
+// An explicit stage count is launched as given, with an explicit tactic or the
+// ladder's; without one, the deepest ring that fits.
+TEST(Plan, ExplicitStagesHonoured) {
+  REQUIRE_SM90_BUILD();
+  const GemmDesc g = desc(16, 4096, 4096);
+  for (int32_t id = 0; id < kNumSm90Tactics; ++id) {
+    const Tactic& t = tactic(id);
+    const int32_t deepest = stages_for(t, kH200.smem_optin_bytes);
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id, 1), kH200).stages, deepest) << id;
+    for (int32_t stages = min_stages_for(t, 1); stages <= deepest; ++stages) {
+      const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV, id, 1), stages), kH200);
+      EXPECT_EQ(p.tactic, id);
+      EXPECT_EQ(p.stages, stages) << "tactic " << id;
+    }
+  }
+  const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV), 8), kH200);
+  EXPECT_EQ(p.tactic, ladder(g, kH200));
+  EXPECT_EQ(p.stages, 8);
+  // Like an explicit tactic, an explicit depth asks for the tgv kernels even
+  // where auto would hand the call to cuBLASLt.
+  EXPECT_EQ(plan(desc(200, 4096, 4096), with_stages(options(TGV_BACKEND_AUTO), 2), kH200).backend, TGV_BACKEND_TGV);
+  EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_AUTO), 8), kA100); }, TGV_ERROR_NOT_SUPPORTED,
+                     "sm_80"));
+}
+
+TEST(Plan, StagesDeeperThanSharedMemoryRejected) {
+  REQUIRE_SM90_BUILD();
+  const GemmDesc g = desc(16, 4096, 4096);
+  int32_t checked = 0;
+  for (int32_t id = 0; id < kNumSm90Tactics; ++id) {
+    const Tactic& t = tactic(id);
+    const int32_t deepest = stages_for(t, kH200.smem_optin_bytes);
+    if (deepest >= kMaxStages) continue;
+    ++checked;
+    const int32_t stages = deepest + 1;
+    EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, id), stages), kH200); },
+                       TGV_ERROR_NOT_SUPPORTED,
+                       "stages=" + std::to_string(stages) + ": tactic=" + std::to_string(id) + " needs " +
+                           std::to_string(smem_bytes_for(t, stages)) + " bytes"));
+  }
+  EXPECT_GT(checked, 0);
+  // 128x256 tiles of 128 columns: 98304-byte stages, two in 227 KiB.
+  const int32_t wide = sm90_tactic(128, 256, 128);
+  EXPECT_EQ(plan(g, with_stages(options(TGV_BACKEND_TGV, wide), 2), kH200).stages, 2);
+  EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, wide), 3), kH200); }, TGV_ERROR_NOT_SUPPORTED,
+                     "offers 232448"));
+}
+
+// The epilogue tile and the split-K partials reuse the ring: a depth whose
+// ring cannot hold them is refused, not handed to the launcher. On today's
+// tiles two stages always hold the epilogue (asserted in src/tactics), so the
+// partials are what a shallow ring can lack.
+TEST(Plan, StagesTooShallowForTheRingsReuseRejected) {
+  REQUIRE_SM90_BUILD();
+  // 128x256 tiles of 64 columns: 49152-byte stages; the 131072 bytes of fp32
+  // partials need 3.
+  const int32_t id = sm90_tactic(128, 256, 64);
+  const Tactic& t = tactic(id);
+  ASSERT_EQ(min_stages_for(t, 2), 3);
+  const GemmDesc g = desc(200, 1024, 16384);
+  EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, id, 2), 2), kH200); },
+                     TGV_ERROR_NOT_SUPPORTED, "stages=2 with split_k=2: tactic=" + std::to_string(id)));
+  EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, id, 2), 2), kH200); },
+                     TGV_ERROR_NOT_SUPPORTED, "split-K partial sums (131072 bytes)"));
+  const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV, id, 2), 3), kH200);
+  EXPECT_EQ(p.stages, 3);
+  EXPECT_EQ(p.split_k, 2);
+  // The library's own split-K stays within the ring instead.
+  ASSERT_GT(auto_split_k(g, t, kH200), 1);
+  const Plan a = plan(g, with_stages(options(TGV_BACKEND_TGV, id), 2), kH200);
+  EXPECT_EQ(a.stages, 2);
+  EXPECT_EQ(a.split_k, 1);
+  // With every tactic and split: a depth plans exactly when its ring holds them.
+  for (int32_t i = 0; i < kNumSm90Tactics; ++i)
+    for (int32_t split : {1, 2})
+      for (int32_t stages = 2; stages <= stages_for(tactic(i), kH200.smem_optin_bytes); ++stages) {
+        const tgv_options o = with_stages(options(TGV_BACKEND_TGV, i, split), stages);
+        if (stages >= min_stages_for(tactic(i), split)) {
+          EXPECT_EQ(plan(g, o, kH200).stages, stages) << "tactic " << i << " split " << split;
+        } else {
+          EXPECT_TRUE(throws([&] { plan(g, o, kH200); }, TGV_ERROR_NOT_SUPPORTED, "or more stages"));
+        }
+      }
+}
+
+// An sm_100 tactic fixes its depth: only 0 or that count is accepted.
+TEST(Plan, Sm100FixedStagesMismatchRejected) {
+  REQUIRE_SM100_BUILD();
+  const GateVerdict kPassed{GateState::Passed, "test"};
+  const GemmDesc g = desc(16, 4096, 4096);
+  int32_t id = -1;
+  for (int32_t i = 0; i < kNumTactics && id < 0; ++i)
+    if (tactic(i).arch == 100) id = i;
+  ASSERT_GE(id, 0);
+  const int32_t fixed = tactic(id).stages;
+  for (int32_t stages : {0, fixed})
+    EXPECT_EQ(plan(g, with_stages(options(TGV_BACKEND_TGV, id), stages), kB200, nullptr, &kPassed).stages, fixed);
+  const int32_t other = fixed == 8 ? 9 : 8;
+  EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, id), other), kB200, nullptr, &kPassed); },
+                     TGV_ERROR_NOT_SUPPORTED,
+                     "stages=" + std::to_string(other) + ": tactic=" + std::to_string(id) + " (sm_100) runs a fixed " +
+                         std::to_string(fixed) + "-stage pipeline"));
+  // The ladder's tactic is held to the same rule.
+  const int32_t laddered = ladder_sm100(g, kB200);
+  const int32_t wrong = tactic(laddered).stages == 2 ? 3 : 2;
+  EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV), wrong), kB200, nullptr, &kPassed); },
+                     TGV_ERROR_NOT_SUPPORTED, "runs a fixed"));
 }
 
 // An explicit split-K factor is honoured, up to the number of K blocks.

@@ -1,6 +1,7 @@
 // The tactic table: ids, shapes, shared-memory fit, and tgv_get_tactic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -67,6 +68,39 @@ TEST(Tactics, EveryTacticFitsHopperSharedMemory) {
     // The deepest pipeline: one more stage would not fit (or is over the cap).
     if (stages < kMaxStages) {
       EXPECT_GT(smem_bytes_for(t, stages + 1), kSm90SmemBytes);
+    }
+  }
+}
+
+// The ring a stage count leaves must hold the bf16 epilogue tile (rows padded
+// by 8 elements, in either orientation of out) and, with split-K, the fp32
+// partial sums: min_stages_for is the fewest stages that do.
+TEST(Tactics, MinStagesHoldTheRingsReuse) {
+  EXPECT_EQ(sm90_epilogue_bytes(128, 256), 2 * 256 * (128 + 8));  // [token][weight row] is the larger
+  EXPECT_EQ(sm90_epilogue_bytes(128, 8), 2 * 128 * (8 + 8));      // [weight row][token] is the larger
+  EXPECT_EQ(sm90_partial_bytes(128, 256), 128 * 256 * 4);
+  // A tile whose 16-column stages are too thin for its epilogue: 69632 bytes
+  // over 12288-byte stages needs 6; its 131072 bytes of partials need 11.
+  const Tactic thin{0, 90, 128, 256, 16, 1, 0};
+  EXPECT_EQ(min_stages_for(thin, 1), 6);
+  EXPECT_EQ(min_stages_for(thin, 2), 11);
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    SCOPED_TRACE(::testing::Message() << "tactic " << i);
+    for (int32_t split : {1, 2, 16}) {
+      const int32_t need = min_stages_for(t, split);
+      EXPECT_GE(need, 2);
+      if (t.arch != 90) {
+        EXPECT_EQ(need, 2) << "only the SM90 kernel reuses its ring";
+        continue;
+      }
+      const int64_t held = std::max(sm90_epilogue_bytes(t.cta_m, t.cta_n),
+                                    split > 1 ? sm90_partial_bytes(t.cta_m, t.cta_n) : int64_t(0));
+      EXPECT_GE(stage_bytes(t) * need, held);
+      if (need > 2) {
+        EXPECT_LT(stage_bytes(t) * (need - 1), held);
+      }
+      EXPECT_LE(need, stages_for(t, kSm90SmemBytes)) << "the deepest ring holds it";
     }
   }
 }

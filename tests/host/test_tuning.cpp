@@ -48,6 +48,27 @@ TEST(Tuning, ParsesEntriesAndLooksUpByBucket) {
   EXPECT_EQ(t.find(1280, 4096, 8), nullptr);
 }
 
+// "stages" was added later: an entry without it is a file from before, whose
+// measurements ran the deepest ring (0).
+TEST(Tuning, StagesAreReadAndDefaultToTheDeepest) {
+  TuningTable t;
+  std::string error;
+  const std::string entries =
+      kEntries + ",{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 1, "
+                 "\"stages\": 8, \"us\": 10.1, \"cublas_us\": 12.5}";
+  ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
+  ASSERT_NE(t.find(6144, 4096, 8), nullptr);
+  EXPECT_EQ(t.find(6144, 4096, 8)->stages, 8);
+  ASSERT_NE(t.find(4096, 4096, 8), nullptr);
+  EXPECT_EQ(t.find(4096, 4096, 8)->stages, 0);
+  for (const char* bad : {"-1", "\"8\"", "8.5"}) {
+    const std::string e = std::string("{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, ") +
+                          "\"split_k\": 1, \"stages\": " + bad + "}";
+    EXPECT_FALSE(t.parse(file(e), kGpu, 132, tgv_version_string(), &error)) << bad;
+    EXPECT_NE(error.find("malformed"), std::string::npos) << error;
+  }
+}
+
 TEST(Tuning, StaleFilesAreRejectedWithTheReason) {
   TuningTable t;
   std::string error;
@@ -126,18 +147,56 @@ TEST(Tuning, DispatcherFollowsTheTable) {
   EXPECT_EQ(p.split_k, 1);
 }
 
+TEST(Tuning, DispatcherFollowsTheTablesStages) {
+#ifndef TGV_WITH_SM90
+  GTEST_SKIP() << "built without sm_90a kernels";
+#endif
+  TuningTable t;
+  std::string error;
+  const std::string entries =
+      "{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 2, \"stages\": 8},"
+      "{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 2}";
+  ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
+  const int32_t deepest = tgv::detail::stages_for(tgv::detail::tactic(0), h200().smem_optin_bytes);
+  ASSERT_GT(deepest, 8);
+  auto p = tgv::detail::plan(desc(8, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
+  EXPECT_EQ(p.tactic, 0);
+  EXPECT_EQ(p.split_k, 2);
+  EXPECT_EQ(p.stages, 8);
+  // An entry from before "stages" existed runs the deepest ring.
+  p = tgv::detail::plan(desc(8, 6144, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
+  EXPECT_EQ(p.tactic, 0);
+  EXPECT_EQ(p.stages, deepest);
+  // An entry is one measured triple: an explicit depth sets the table aside.
+  tgv_options o = options(TGV_BACKEND_AUTO);
+  o.stages = 4;
+  p = tgv::detail::plan(desc(8, 4096, 4096), o, h200(), &t);
+  EXPECT_EQ(p.stages, 4);
+  EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(8, 4096, 4096), h200()));
+}
+
 TEST(Tuning, IllegalTunedChoicesFallBackToTheLadder) {
 #ifndef TGV_WITH_SM90
   GTEST_SKIP() << "built without sm_90a kernels";
 #endif
   TuningTable t;
   std::string error;
-  // A tactic id past the list, and a split-K deeper than K has blocks.
+  // A tactic id past the list, a split-K deeper than K has blocks, a ring
+  // deeper than shared memory holds, one past the stage limit, and one too
+  // shallow for the split-K partials (tactics 11 and 23: 128x256 tiles of 128
+  // and 64 columns; two of the former fill shared memory).
+  for (int32_t id : {11, 23}) {
+    const auto& wide = tgv::detail::tactic(id);
+    ASSERT_TRUE(wide.cta_m == 128 && wide.cta_n == 256 && wide.cta_k == (id == 11 ? 128 : 64)) << id;
+  }
   const std::string entries =
       "{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 999, \"split_k\": 1},"
-      "{\"n\": 4096, \"k\": 128, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 16}";
+      "{\"n\": 4096, \"k\": 128, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 16},"
+      "{\"n\": 4096, \"k\": 1024, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 11, \"split_k\": 1, \"stages\": 3},"
+      "{\"n\": 4096, \"k\": 2048, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 1, \"stages\": 17},"
+      "{\"n\": 4096, \"k\": 8192, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 23, \"split_k\": 2, \"stages\": 2}";
   ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
-  for (int64_t k : {4096, 128}) {
+  for (int64_t k : {4096, 128, 1024, 2048, 8192}) {
     const auto p = tgv::detail::plan(desc(8, 4096, k), options(TGV_BACKEND_AUTO), h200(), &t);
     EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
     EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(8, 4096, k), h200())) << k;

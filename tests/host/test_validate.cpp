@@ -344,9 +344,30 @@ TEST(ValidateOptions, SplitKWithCublas) {
   o.split_k = 1;  // 1 means no split: fine for cuBLASLt
   EXPECT_TRUE(validate_ok(make_problem(16, 64, 64), o));
 }
+// A stage count is 0 (the library's choice) or a pipeline depth in [2, 16]:
+// rejected before any launch, and never handed to cuBLASLt.
+TEST(ValidateOptions, StagesOutOfRange) {
+  auto o = default_options();
+  o.backend = TGV_BACKEND_TGV;
+  for (int32_t bad : {-1, 1, tgv::detail::kMaxStages + 1}) {
+    o.stages = bad;
+    EXPECT_TRUE(validate_fails(make_problem(16, 64, 64), TGV_ERROR_INVALID_ARGUMENT,
+                               {"stages=" + std::to_string(bad), "[2, 16]"}, o));
+  }
+  for (int32_t good : {0, 2, 8, tgv::detail::kMaxStages}) {
+    o.stages = good;
+    EXPECT_TRUE(validate_ok(make_problem(16, 64, 64), o)) << good;
+  }
+}
+TEST(ValidateOptions, StagesWithCublas) {
+  auto o = default_options();
+  o.backend = TGV_BACKEND_CUBLAS;
+  o.stages = 8;
+  EXPECT_TRUE(validate_fails(make_problem(16, 64, 64), TGV_ERROR_INVALID_ARGUMENT, {"stages=8", "cublas"}, o));
+}
 // The problem-independent option checks of validate_options directly.
 TEST(ValidateOptions, DirectCallThrowsInvalid) {
-  tgv_options o{TGV_BACKEND_AUTO, 5, 1, 0};
+  tgv_options o{TGV_BACKEND_AUTO, 5, 1, 0, 0};
   EXPECT_NO_THROW(tgv::detail::validate_options(o, 6));
   try {
     tgv::detail::validate_options(o, 5);
