@@ -25,13 +25,16 @@ options:
                    backend that answers NOT_SUPPORTED is skipped with a note
   --tactic ID      tactic id for the tgv backend (default -1: the library picks)
   --split-k N      split-K factor for the tgv backend (default 0: the library picks)
+  --stages N       pipeline depth for the tgv backend, 2..16 (default 0: the tuning
+                   file's, else the deepest ring that fits shared memory)
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
   --validate       run the full correctness grid of the tgv kernels on this GPU
                    (every tactic of its family x shapes with M/N/K tails x
                    layouts x bias, against the fp32 reference) and print a
                    verdict to report back; exit status 0 on PASS, 1 on FAIL
-  --tune FILE      time every legal (tactic, split-K) and cuBLASLt per shape and M bucket; write the
-                   tuning file the library loads (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
+  --tune FILE      time every legal (tactic, split-K, stages: the deepest or 8) and cuBLASLt
+                   per shape and M bucket; write the tuning file the library loads
+                   (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
   --pdl 0|1        programmatic dependent launch (default 1)
   --mode MODE      isolated (default) or chain
   --bias           add a bias of N elements
@@ -138,9 +141,9 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       continue;
     }
     const bool takes_value = option == "--model" || option == "--shapes" || option == "--m" ||
-                             option == "--backend" || option == "--tactic" || option == "--split-k" || option == "--pdl" ||
-                             option == "--mode" || option == "--reps" || option == "--csv" || option == "--tune" ||
-                             option == "--json";
+                             option == "--backend" || option == "--tactic" || option == "--split-k" ||
+                             option == "--stages" || option == "--pdl" || option == "--mode" || option == "--reps" ||
+                             option == "--csv" || option == "--tune" || option == "--json";
     if (!takes_value) {
       *error = "unknown option '" + option + "'";
       return CliAction::Error;
@@ -177,6 +180,12 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
         return CliAction::Error;
       }
       cli->split_k = static_cast<int32_t>(number);
+    } else if (option == "--stages") {
+      if (!parse_int(value, 0, 16, &number) || number == 1) {
+        *error = "--stages: '" + value + "' is not 0 (auto) or a pipeline depth in [2, 16]";
+        return CliAction::Error;
+      }
+      cli->stages = static_cast<int32_t>(number);
     } else if (option == "--pdl") {
       if (value != "0" && value != "1") {
         *error = "--pdl: '" + value + "' is not 0 or 1";

@@ -23,6 +23,7 @@ struct Cli {
   std::string json_path;
   int32_t tactic = tgv::kAutoTactic;
   int32_t split_k = tgv::kAutoSplitK;
+  int32_t stages = tgv::kAutoStages;
   bool host_overhead = false;
   std::string tune_path;  // --tune: write the tuning file here
   bool validate = false;  // --validate: the correctness grid and its verdict, no timing

@@ -62,7 +62,7 @@ std::string utc_now() {
   return text;
 }
 
-// The options a backend column runs with: --tactic and --split-k go to tgv only.
+// The options a backend column runs with: --tactic, --split-k and --stages go to tgv only.
 tgv::Options options_for(const BackendChoice& backend, const Cli& cli) {
   tgv::Options options;
   options.backend = backend.id;
@@ -70,6 +70,7 @@ tgv::Options options_for(const BackendChoice& backend, const Cli& cli) {
   if (backend.id == tgv::Backend::Tgv) {
     options.tactic = cli.tactic;
     options.split_k = cli.split_k;
+    options.stages = cli.stages;
   }
   return options;
 }

@@ -12,6 +12,11 @@
 namespace {
 
 constexpr int kSplits[] = {1, 2, 4, 8};
+// Ring depths tried beside the deepest (0): measured on the H200, a shallower
+// ring starts the first loads sooner on some shapes and starves others of
+// bytes in flight. A depth whose ring cannot hold the tile's epilogue or
+// partials is refused by the planner (NOT_SUPPORTED), and skipped.
+constexpr int kShallowStages[] = {8};
 
 struct Candidate {
   tgv::Options options;
@@ -21,7 +26,8 @@ struct Candidate {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Every tactic whose token tile is the smallest covering M (the weights are then
-// read once), at every split-K factor whose grid stays within two waves.
+// read once), at every split-K factor whose grid stays within two waves, with
+// the deepest ring and each shallower depth above.
 std::vector<Candidate> candidates(const Shape& shape, int64_t m, int sm_count) {
   const std::vector<tgv_tactic_info> tactics = tgv::list_tactics();
   int32_t cta_n = std::numeric_limits<int32_t>::max();
@@ -31,14 +37,21 @@ std::vector<Candidate> candidates(const Shape& shape, int64_t m, int sm_count) {
   for (const auto& t : tactics) {
     if (t.arch != 90 || t.cta_n != cta_n) continue;
     const int64_t tiles = ceil_div(shape.n, t.cta_m) * ceil_div(m, t.cta_n);
+    std::vector<int32_t> depths = {tgv::kAutoStages};
+    for (int32_t stages : kShallowStages)
+      if (stages < t.stages) depths.push_back(stages);  // t.stages: the deepest that fits
     for (int split : kSplits) {
       if (split > ceil_div(shape.k, t.cta_k) || (split > 1 && tiles * split > 2 * sm_count)) continue;
-      Candidate c;
-      c.options.backend = tgv::Backend::Tgv;
-      c.options.tactic = t.id;
-      c.options.split_k = split;
-      c.name = "tactic " + std::to_string(t.id) + " split " + std::to_string(split);
-      out.push_back(c);
+      for (int32_t stages : depths) {
+        Candidate c;
+        c.options.backend = tgv::Backend::Tgv;
+        c.options.tactic = t.id;
+        c.options.split_k = split;
+        c.options.stages = stages;
+        c.name = "tactic " + std::to_string(t.id) + " split " + std::to_string(split) + " stages " +
+                 (stages == tgv::kAutoStages ? std::to_string(t.stages) + "*" : std::to_string(stages));
+        out.push_back(c);
+      }
     }
   }
   Candidate cublas;
@@ -54,7 +67,8 @@ int run_tune(const Cli& cli, const std::vector<Shape>& shapes, const std::string
              size_t rotation_bytes, cudaStream_t stream) {
   std::string entries;
   int failures = 0;
-  std::printf("%-18s %-8s %6s %6s %4s  %-22s %9s %10s %9s\n", "model", "shape", "N", "K", "M", "best", "best us",
+  std::printf("# best: tactic, split-K, stages (* the deepest ring that fits, written as 0)\n");
+  std::printf("%-18s %-8s %6s %6s %4s  %-31s %9s %10s %9s\n", "model", "shape", "N", "K", "M", "best", "best us",
               "cublas us", "speedup");
   for (size_t s = 0; s < shapes.size(); ++s) {
     const Shape& shape = shapes[s];
@@ -86,16 +100,16 @@ int run_tune(const Cli& cli, const std::vector<Shape>& shapes, const std::string
       std::fprintf(stderr, "\r");
       if (best == nullptr) continue;
       const bool is_cublas = best->options.backend == tgv::Backend::Cublas;
-      std::printf("%-18s %-8s %6lld %6lld %4lld  %-22s %9.2f %10.2f %8.2fx\n", shape.model.c_str(),
+      std::printf("%-18s %-8s %6lld %6lld %4lld  %-31s %9.2f %10.2f %8.2fx\n", shape.model.c_str(),
                   shape.label.c_str(), (long long)shape.n, (long long)shape.k, (long long)m, best->name.c_str(),
                   best_us, cublas_us, cublas_us > 0 ? cublas_us / best_us : 0.0);
       char line[256];
       std::snprintf(line, sizeof(line),
                     "%s    {\"n\": %lld, \"k\": %lld, \"m\": %lld, \"backend\": \"%s\", \"tactic\": %d, \"split_k\": %d, "
-                    "\"us\": %.3f, \"cublas_us\": %.3f}",
+                    "\"stages\": %d, \"us\": %.3f, \"cublas_us\": %.3f}",
                     entries.empty() ? "" : ",\n", (long long)shape.n, (long long)shape.k, (long long)m,
                     is_cublas ? "cublas" : "tgv", is_cublas ? -1 : best->options.tactic,
-                    is_cublas ? 1 : best->options.split_k, best_us, cublas_us);
+                    is_cublas ? 1 : best->options.split_k, is_cublas ? 0 : best->options.stages, best_us, cublas_us);
       entries += line;
     }
   }
