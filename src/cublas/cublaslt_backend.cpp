@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <cstdlib>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -18,13 +19,27 @@ namespace {
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
 void check(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw Error(TGV_ERROR_CUBLAS, strfmt("%s failed: %s", what, cublasLtGetStatusString(status)));
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  // A failed launch leaves its CUDA error in this thread: name it, and take it
+  // so that it does not surface again in the caller's next CUDA call.
+  const cudaError_t cuda = status == CUBLAS_STATUS_EXECUTION_FAILED ? cudaGetLastError() : cudaSuccess;
+  throw Error(TGV_ERROR_CUBLAS, strfmt("%s failed: %s%s%s", what, cublasLtGetStatusString(status),
+                                       cuda != cudaSuccess ? "; CUDA: " : "",
+                                       cuda != cudaSuccess ? cudaGetErrorString(cuda) : ""));
 }
 #define TGV_CUBLAS_CHECK(call) check((call), #call)
 
 // One handle per device, created on first use and kept for the process.
 cublasLtHandle_t handle_for(int device) {
+  if (const char* e = std::getenv("TGV_EXP_CUBLAS"); e && std::string(e) == "per-thread-handle") {  // EXPERIMENT
+    thread_local std::map<int, cublasLtHandle_t> mine;
+    auto it = mine.find(device);
+    if (it != mine.end()) return it->second;
+    cublasLtHandle_t h = nullptr;
+    TGV_CUBLAS_CHECK(cublasLtCreate(&h));
+    mine.emplace(device, h);
+    return h;
+  }
   static std::mutex mutex;
   static std::map<int, cublasLtHandle_t> handles;
   std::lock_guard<std::mutex> lock(mutex);
@@ -235,6 +250,10 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
     launch_bias_fill_col_major(g, stream);
     beta = 1.0f;
   }
+  static std::mutex exp_all;  // EXPERIMENT
+  const char* e = std::getenv("TGV_EXP_CUBLAS");
+  std::unique_lock<std::mutex> exp_lock(exp_all, std::defer_lock);
+  if (e && std::string(e) == "serialize") exp_lock.lock();
   std::lock_guard<std::mutex> lock(p.mutex);
   if (p.bias_in_epilogue)
     TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias,
