@@ -27,6 +27,7 @@
 
 #include "kernels/sm90/tgv_gemm_sm90.cuh"
 #include "launch/kernel_launch.hpp"
+#include "common/cuda_context.hpp"
 #include "launch/tensor_map.hpp"
 
 namespace {
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   CHECK(cudaSetDevice(0));
-  detail::bind_context_for_encoding(0);
+  detail::bind_primary_context(0);
 
   const size_t w_elems = size_t(n) * k;
   const int copies = int(std::max<size_t>(2, (size_t(512) << 20) / (w_elems * 2) + 1));

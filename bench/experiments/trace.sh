@@ -7,4 +7,4 @@ cd "$(dirname "$0")/../.."
 mkdir -p build-gpu/carry
 nvcc -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a \
   -Isrc -Iinclude -isystem deps/cutlass/include \
-  bench/experiments/trace.cu src/launch/tensor_map.cpp src/tactics/tactics.cpp -lcuda -o build-gpu/carry/tgv-trace
+  bench/experiments/trace.cu src/launch/tensor_map.cpp src/common/cuda_context.cpp src/tactics/tactics.cpp -lcuda -o build-gpu/carry/tgv-trace

@@ -6,12 +6,12 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <cstdlib>
 #include <mutex>
 #include <tuple>
 #include <utility>
 
 #include "common/cuda_check.hpp"
+#include "common/cuda_context.hpp"
 
 namespace tgv::detail {
 namespace {
@@ -31,15 +31,6 @@ void check(cublasStatus_t status, const char* what) {
 
 // One handle per device, created on first use and kept for the process.
 cublasLtHandle_t handle_for(int device) {
-  if (const char* e = std::getenv("TGV_EXP_CUBLAS"); e && std::string(e) == "per-thread-handle") {  // EXPERIMENT
-    thread_local std::map<int, cublasLtHandle_t> mine;
-    auto it = mine.find(device);
-    if (it != mine.end()) return it->second;
-    cublasLtHandle_t h = nullptr;
-    TGV_CUBLAS_CHECK(cublasLtCreate(&h));
-    mine.emplace(device, h);
-    return h;
-  }
   static std::mutex mutex;
   static std::map<int, cublasLtHandle_t> handles;
   std::lock_guard<std::mutex> lock(mutex);
@@ -229,6 +220,7 @@ LtPlan& plan_for(const GemmDesc& g, cublasLtHandle_t handle, const Key& key) {
 void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
   int device = 0;
   TGV_CUDA_CHECK(cudaGetDevice(&device));
+  bind_primary_context(device);
   cublasLtHandle_t handle = handle_for(device);
   const Workspace ws = workspace_for(device, stream);
 
@@ -250,10 +242,6 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
     launch_bias_fill_col_major(g, stream);
     beta = 1.0f;
   }
-  static std::mutex exp_all;  // EXPERIMENT
-  const char* e = std::getenv("TGV_EXP_CUBLAS");
-  std::unique_lock<std::mutex> exp_lock(exp_all, std::defer_lock);
-  if (e && std::string(e) == "serialize") exp_lock.lock();
   std::lock_guard<std::mutex> lock(p.mutex);
   if (p.bias_in_epilogue)
     TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias,

@@ -5,6 +5,7 @@
 
 #include "common/cuda_check.hpp"
 #include "launch/sm100_tile.hpp"
+#include "common/cuda_context.hpp"
 #include "launch/tensor_map.hpp"
 #include "plan/device_info.hpp"
 #include "tactics/tactics.hpp"
@@ -35,7 +36,7 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
 
   Sm100Launch l{};
   TGV_CUDA_CHECK(cudaGetDevice(&l.device));
-  bind_context_for_encoding(l.device);
+  bind_primary_context(l.device);
   // K-major, 128-byte swizzle, 64-column boxes; out-of-bounds elements read as
   // zero (and still count toward the transaction bytes), which makes every M,
   // N and K tail, and the padding CTA of an odd pair, correct without

@@ -4,6 +4,7 @@
 
 #include "common/cuda_check.hpp"
 #include "launch/sm90_tile.hpp"
+#include "common/cuda_context.hpp"
 #include "launch/tensor_map.hpp"
 #include "tactics/tactics.hpp"
 
@@ -17,7 +18,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   const Tactic& t = tactic(plan.tactic);
   Sm90Launch l{};
   TGV_CUDA_CHECK(cudaGetDevice(&l.device));
-  bind_context_for_encoding(l.device);
+  bind_primary_context(l.device);
   const int w_fold = fold_chunks(g.w, g.k, t.cta_k), x_fold = fold_chunks(g.x, g.k, t.cta_k);
   l.tmap_w = make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold);
   l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n, x_fold);

@@ -46,14 +46,6 @@ CUtensorMapSwizzle swizzle_for_bytes(int inner_bytes) {
 // past K would read the next row instead of zeros).
 }  // namespace
 
-void bind_context_for_encoding(int device) {
-  thread_local int bound_device = -1;
-  if (bound_device != device) {
-    TGV_CUDA_CHECK(cudaSetDevice(device));
-    bound_device = device;
-  }
-}
-
 CUtensorMap make_map(const char* name, const Operand& o, int64_t rows, int64_t k, int64_t l, int box_rows,
                      int fold_chunks) {
   const bool k_major = o.major == Major::K;

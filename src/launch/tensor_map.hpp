@@ -9,12 +9,6 @@
 
 namespace tgv::detail {
 
-// cuTensorMapEncodeTiled is a driver call and needs a current context, which a
-// thread that has made no runtime call yet (a fresh Python thread) lacks
-// (CUDA_ERROR_INVALID_CONTEXT). Binds `device`'s primary context to this thread
-// (cudaSetDevice does since CUDA 12), once per thread and device.
-void bind_context_for_encoding(int device);
-
 // A map over a rows x K operand (see tensor_map.cpp for the box shapes);
 // fold_chunks > 0 maps it 4-D so one box carries that many 64-column chunks.
 CUtensorMap make_map(const char* name, const Operand& o, int64_t rows, int64_t k, int64_t l, int box_rows,

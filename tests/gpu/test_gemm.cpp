@@ -1,7 +1,9 @@
 // Numerics of tgv_gemm on both backends against the float64 CPU reference,
 // with guard bands and poisoned padding (see harness.hpp).
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -286,6 +288,76 @@ TEST(Concurrency, ThreadsOnTheirOwnStreams) {
     EXPECT_EQ(results[i].status, TGV_SUCCESS) << results[i].message;
     for (const std::string& f : results[i].failures) ADD_FAILURE() << f;
   }
+}
+
+// A worker thread whose first CUDA call is tgv_gemm (a fresh Python thread
+// is one): no context is current in it until the library binds one. cuBLASLt
+// launched there failed with EXECUTION_FAILED (found by the Python thread test,
+// 2026-12-02). Several threads, same shapes (the second finds the plan cached
+// and makes no heuristic call that would bind a context by accident), both
+// backends, on the legacy default stream; each output bitwise equal to the
+// same call made from this thread.
+TEST(Concurrency, FreshThreadsOnTheDefaultStream) {
+  TGV_REQUIRE_GPU();
+  const int64_t m = 64, n = 1000, k = 136;
+  std::vector<uint16_t> hx(m * k), hw(n * k);
+  uint32_t state = 12345;
+  auto next = [&state] {  // bf16 in [-1, 1), never zero
+    state = state * 1664525u + 1013904223u;
+    const float v = (int((state >> 9) % 2000) - 999.5f) / 1000.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    return uint16_t(bits >> 16);
+  };
+  for (auto& v : hx) v = next();
+  for (auto& v : hw) v = next();
+  void *x, *w;
+  ASSERT_EQ(cudaMalloc(&x, hx.size() * 2), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&w, hw.size() * 2), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(x, hx.data(), hx.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(w, hw.data(), hw.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  const tgv_backend backends[] = {TGV_BACKEND_CUBLAS, TGV_BACKEND_TGV};
+  constexpr int kThreadsPerBackend = 3;
+  std::vector<void*> outs(1 + 2 * kThreadsPerBackend);
+  for (auto& o : outs) {
+    ASSERT_EQ(cudaMalloc(&o, m * n * 2), cudaSuccess);
+    ASSERT_EQ(cudaMemset(o, 0xFF, m * n * 2), cudaSuccess);  // NaN
+  }
+  auto call = [&](void* out, tgv_backend backend) {
+    tgv_problem p;
+    tgv_default_problem(&p, m, n, k, 1);
+    p.x = x, p.w = w, p.out = out;
+    tgv_options o;
+    tgv_default_options(&o);
+    o.backend = backend;
+    const tgv_status st = tgv_gemm(&p, &o, nullptr);
+    return std::make_pair(st, std::string(st == TGV_SUCCESS ? "" : tgv_last_error()));
+  };
+  for (int b = 0; b < 2; ++b) {
+    std::vector<std::pair<tgv_status, std::string>> got(kThreadsPerBackend);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreadsPerBackend; ++t)
+      threads.emplace_back([&, t] { got[t] = call(outs[1 + b * kThreadsPerBackend + t], backends[b]); });
+    for (auto& t : threads) t.join();
+    ASSERT_EQ(cudaMemset(outs[0], 0xFF, m * n * 2), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto want = call(outs[0], backends[b]);
+    ASSERT_EQ(want.first, TGV_SUCCESS) << want.second;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint16_t> ref(m * n), mine(m * n);
+    ASSERT_EQ(cudaMemcpy(ref.data(), outs[0], m * n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (uint16_t v : ref) ASSERT_NE(v & 0x7FFF, 0x7FFF) << "the reference call left NaN";
+    for (int t = 0; t < kThreadsPerBackend; ++t) {
+      SCOPED_TRACE("backend " + std::to_string(backends[b]) + ", thread " + std::to_string(t));
+      EXPECT_EQ(got[t].first, TGV_SUCCESS) << got[t].second;
+      ASSERT_EQ(cudaMemcpy(mine.data(), outs[1 + b * kThreadsPerBackend + t], m * n * 2, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(std::memcmp(mine.data(), ref.data(), m * n * 2), 0);
+    }
+  }
+  for (auto* o : outs) cudaFree(o);
+  cudaFree(x);
+  cudaFree(w);
 }
 
 }  // namespace
