@@ -108,6 +108,10 @@ __device__ __forceinline__ uint64_t cache_hint(L2Policy policy) {
                                                                : CacheHintSm90::EVICT_NORMAL);
 }
 
+// Token tiles up to this wide store from registers; wider ones stage the tile
+// in shared memory for 16-byte stores (perf-notes §11).
+inline constexpr int kDirectStoreMaxTokens = 16;
+
 template <class Mma, size_t... I>
 __device__ __forceinline__ void wgmma(uint64_t desc_w, uint64_t desc_x, float* acc, std::index_sequence<I...>) {
   Mma::fma(desc_w, desc_x, acc[I]..., GMMA::ScaleOut::One);
@@ -318,7 +322,27 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   }
 
-  // ---- epilogue: + bias in fp32, bf16, staged in the ring, coalesced stores --
+  // ---- epilogue: + bias in fp32, bf16, stored directly or staged in the ring --
+  if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
+    // A few tokens: each thread stores its own values. Staging them in shared
+    // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
+    // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
+    auto* dst = static_cast<__nv_bfloat16*>(p.out) + batch * p.out_batch_stride;
+#pragma unroll
+    for (int i = 0; i < T::kAccRegs; ++i) {
+      const int hi = (i % 4) / 2;
+      const int row = n0 + row_lo + 8 * hi;
+      const int token = m0 + (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
+      if (row < p.n && token < p.m)
+        dst[p.out_row_major ? int64_t(token) * p.out_ld + row : int64_t(row) * p.out_ld + token] =
+            __float2bfloat16_rn(acc[i] + (hi ? bias_hi : bias_lo));
+    }
+#ifdef TGV_TRACE
+    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+    if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
+#endif
+    return;
+  }
   auto* tile = reinterpret_cast<__nv_bfloat16*>(smem);
   const bool row_major = p.out_row_major != 0;
 #pragma unroll
