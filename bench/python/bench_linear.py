@@ -23,7 +23,6 @@ Prints markdown: the date, GPU, command, then the tables.
 import argparse
 import datetime
 import math
-import statistics
 import sys
 import time
 
@@ -31,6 +30,7 @@ import torch
 import torch.nn.functional as F
 
 import tgv_gemm
+from tgv_gemm._tune import _time_graph
 
 DEFAULT_SHAPES = [
     (6144, 4096),
@@ -74,37 +74,9 @@ def parse_args(argv):
 
 def time_graph(fn, weights, x, bias, calls, replays):
     """Median us per call of `calls` calls of fn(x, weights[i % copies], bias)
-    captured in one CUDA graph."""
+    captured in one CUDA graph (the method of tgv_gemm.tune, shared)."""
     copies = len(weights)
-
-    def run_all():
-        for i in range(calls):
-            fn(x, weights[i % copies], bias)
-
-    # warm-up outside capture (compiles, autotunes, caches cuBLASLt algorithms)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for w in weights[: min(copies, 3)]:
-            fn(x, w, bias)
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        run_all()
-    g.replay()  # one untimed replay
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(replays):
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / calls)  # ms -> us, per call
-    del g
-    return statistics.median(times)
+    return _time_graph(lambda i: fn(x, weights[i % copies], bias), calls, replays)
 
 
 def check(out, ref):

@@ -25,6 +25,10 @@ trip and call the op's CUDA kernel directly (same checks, same launch); under
 torch.compile, tensor subclasses, dispatch/function modes, functorch, the
 profiler or inputs requiring grad they call torch.ops.tgv.* instead.
 
+`tune(shapes, ms)` times every candidate (tactic, split-K, ring depth, cuBLASLt)
+for your weight shapes on this GPU, as `tgv-bench --tune` does, and writes the
+tuning file that backend "auto" follows in processes started afterwards.
+
 Requires torch >= 2.4: `import tgv_gemm` without torch raises ImportError
 saying so. $TGV_GEMM_LIBRARY overrides where libtgv_gemm.so is loaded from
 (default: next to this file, where `pip install .` puts it).
@@ -53,6 +57,7 @@ from ._lib import (  # noqa: F401
     library_path,
 )
 from . import _ops
+from ._tune import tune, tuning_file_path  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -60,6 +65,8 @@ __all__ = [
     "linear",
     "bmm",
     "list_tactics",
+    "tune",
+    "tuning_file_path",
     "library_version",
     "library_path",
     "TgvError",

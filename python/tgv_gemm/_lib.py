@@ -244,10 +244,11 @@ _options_cache = {}
 _options_lock = threading.Lock()
 
 
-def options(backend, tactic, pdl):
+def options(backend, tactic, pdl, split_k=None, stages=None):
     """The (cached, never mutated) Options for backend name, tactic (None:
-    auto) and pdl (None: library default)."""
-    key = (backend, tactic, pdl)
+    auto), pdl (None: library default), split_k and stages (None: the
+    library's choice)."""
+    key = (backend, tactic, pdl, split_k, stages)
     o = _options_cache.get(key)
     if o is not None:
         return o
@@ -260,11 +261,14 @@ def options(backend, tactic, pdl):
     o = Options()
     lib.tgv_default_options_(o)
     o.backend = b
-    if tactic is not None:
-        t = int(tactic)
-        if not -(2**31) <= t < 2**31:
-            raise TgvValueError("tactic=%d: must be -1 (auto) or an id from list_tactics()" % t, ERROR_INVALID_ARGUMENT)
-        o.tactic = t
+    for name, value in (("tactic", tactic), ("split_k", split_k), ("stages", stages)):
+        if value is None:
+            continue
+        v = int(value)
+        if not -(2**31) <= v < 2**31:
+            what = "-1 (auto) or an id from list_tactics()" if name == "tactic" else "a 32-bit value"
+            raise TgvValueError("%s=%d: must be %s" % (name, v, what), ERROR_INVALID_ARGUMENT)
+        setattr(o, name, v)
     if pdl is not None:
         o.pdl = 1 if pdl else 0
     with _options_lock:

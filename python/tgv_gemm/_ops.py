@@ -168,7 +168,7 @@ def _launch(problem, opts, device_index, where):
         raise L.error_from_status(status, where)
 
 
-def run_linear(x, weight, bias, out, backend, tactic, pdl, where):
+def run_linear(x, weight, bias, out, backend, tactic, pdl, where, options=None):
     d = x.get_device()
     if (
         d < 0
@@ -221,7 +221,12 @@ def run_linear(x, weight, bias, out, backend, tactic, pdl, where):
     if n <= 1:
         swn = 1 if swk != 1 else k
 
-    opts = _DEFAULT_OPTIONS if (backend == "auto" and tactic is None and pdl is None) else _options(backend, tactic, pdl)
+    if options is not None:  # the tuner: split-K and stages too
+        opts = options
+    elif backend == "auto" and tactic is None and pdl is None:
+        opts = _DEFAULT_OPTIONS
+    else:
+        opts = _options(backend, tactic, pdl)
     problem = _thread_problem()
     _pack(
         problem, 0,
