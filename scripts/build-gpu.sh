@@ -11,5 +11,5 @@ cmake --build build-gpu -j "$(nproc)"
 rm -rf build-gpu/carry
 mkdir -p build-gpu/carry
 cp build-gpu/tests/tgv_gpu_tests build-gpu/tests/tgv_host_tests build-gpu/bench/tgv-bench build-gpu/libtgv_gemm.so \
-  build-gpu/carry/
+  build-gpu/examples/decode_gemm build-gpu/carry/
 du -sh build-gpu/carry

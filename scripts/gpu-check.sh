@@ -33,6 +33,9 @@ if grep -q '^\[  PASSED  \] 0 tests' "$logs/gpu-tests.log"; then
   echo "=== gpu-tests: every test skipped (no CUDA device visible)"
   failed+=(gpu-tests-skipped)
 fi
+if [ -x "$dir/decode_gemm" ]; then
+  step example "$dir/decode_gemm" 4 4096 8
+fi
 if [ "${HOST_TESTS:-1}" = 1 ]; then
   step host-tests env -u GTEST_FILTER "$dir/tgv_host_tests" --gtest_brief=1
 fi

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/sm90/tgv_gemm_sm90.cuh"
+#include "common/cuda_check.hpp"
 #include "launch/kernel_launch.hpp"
 #include "common/cuda_context.hpp"
 #include "launch/tensor_map.hpp"
@@ -36,14 +37,6 @@ using namespace tgv;
 using kernels::sm90::TraceSlot;
 using T = kernels::sm90::Traits<64, 8, 128, cute::GMMA::Major::K, cute::GMMA::Major::K>;
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 __global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -74,18 +67,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "need M <= %d, K %% 128 == 0, stages in [2, %d]\n", T::kCtaN, detail::kMaxStages);
     return 2;
   }
-  CHECK(cudaSetDevice(0));
+  TGV_CUDA_CHECK(cudaSetDevice(0));
   detail::bind_primary_context(0);
 
   const size_t w_elems = size_t(n) * k;
   const int copies = int(std::max<size_t>(2, (size_t(512) << 20) / (w_elems * 2) + 1));
   __nv_bfloat16 *w, *x, *out;
-  CHECK(cudaMalloc(&w, w_elems * copies * 2));
-  CHECK(cudaMalloc(&x, size_t(m) * k * 2));
-  CHECK(cudaMalloc(&out, size_t(m) * n * 2));
+  TGV_CUDA_CHECK(cudaMalloc(&w, w_elems * copies * 2));
+  TGV_CUDA_CHECK(cudaMalloc(&x, size_t(m) * k * 2));
+  TGV_CUDA_CHECK(cudaMalloc(&out, size_t(m) * n * 2));
   fill<<<1024, 256>>>(w, w_elems * copies, 1);
   fill<<<64, 256>>>(x, size_t(m) * k, 2);
-  CHECK(cudaGetLastError());
+  TGV_CUDA_CHECK(cudaGetLastError());
 
   const int fold = 2;  // K % 128 == 0: one box per 128-column stage
   std::vector<CUtensorMap> maps_w(copies);
@@ -100,7 +93,7 @@ int main(int argc, char** argv) {
   const int ctas = int(grid.x);
   uint64_t* trace;
   const size_t trace_words = size_t(count) * ctas * kernels::sm90::kTraceSlots;
-  CHECK(cudaMalloc(&trace, trace_words * 8));
+  TGV_CUDA_CHECK(cudaMalloc(&trace, trace_words * 8));
 
   kernels::sm90::Params p{};
   p.out = out;
@@ -121,36 +114,36 @@ int main(int argc, char** argv) {
 
   auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
   const int smem = int(detail::kSmemReserveBytes) + (T::kCtaM + T::kCtaN) * T::kCtaK * 2 * stages;
-  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  TGV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
   cudaGraph_t graph;
-  CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < count; ++i) {
     p.trace = trace + size_t(i) * ctas * kernels::sm90::kTraceSlots;
     detail::launch_kernel(kernel, grid, dim3(T::kThreads), size_t(smem), stream, pdl, unsigned(split),
                           maps_w[i % copies], map_x, p);
   }
-  CHECK(cudaStreamEndCapture(stream, &graph));
+  TGV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
-  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  TGV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
 
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
+  TGV_CUDA_CHECK(cudaEventCreate(&e0));
+  TGV_CUDA_CHECK(cudaEventCreate(&e1));
   std::vector<double> per_gemm;
   for (int r = 0; r < 7; ++r) {
-    CHECK(cudaEventRecord(e0, stream));
-    CHECK(cudaGraphLaunch(exec, stream));
-    CHECK(cudaEventRecord(e1, stream));
-    CHECK(cudaEventSynchronize(e1));
+    TGV_CUDA_CHECK(cudaEventRecord(e0, stream));
+    TGV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    TGV_CUDA_CHECK(cudaEventRecord(e1, stream));
+    TGV_CUDA_CHECK(cudaEventSynchronize(e1));
     float ms;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    TGV_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     per_gemm.push_back(ms * 1e3 / count);
   }
   std::vector<uint64_t> h(trace_words);
-  CHECK(cudaMemcpy(h.data(), trace, trace_words * 8, cudaMemcpyDeviceToHost));
+  TGV_CUDA_CHECK(cudaMemcpy(h.data(), trace, trace_words * 8, cudaMemcpyDeviceToHost));
 
   // clock64 ticks per ns, from each CTA's own entry -> exit.
   std::vector<double> rates;
