@@ -131,6 +131,18 @@ tgv_status tgv_validate(const tgv_problem* problem, const tgv_options* options);
  * device, TGV_ERROR_CUDA where the device cannot be queried. */
 tgv_status tgv_self_check(int32_t device, int32_t* passed);
 
+/* Re-reads the tuning file (tgv-bench --tune, tgv_gemm.tune) from its search
+ * path -- $TGV_TUNING_FILE, else $XDG_CACHE_HOME/tgv-gemm/tuning.json, else
+ * ~/.cache/tgv-gemm/tuning.json -- for every device this process has already
+ * used; a device used later reads it then anyway. backend=auto follows the new
+ * table from the next call on; calls already running finish with the old one.
+ * A missing file leaves an empty table (the built-in rule decides); a file for
+ * another GPU or library version, or one that does not parse, is reported on
+ * stderr and leaves an empty table too. Needs no GPU. Returns TGV_SUCCESS, or
+ * another status with tgv_last_error() on an unexpected failure (out of host
+ * memory), after which a device not yet re-read keeps its old table. */
+tgv_status tgv_reload_tuning(void);
+
 /* Number of tactic ids; tgv_get_tactic(i) for i in [0, count) describes one. */
 int32_t tgv_num_tactics(void);
 tgv_status tgv_get_tactic(int32_t id, tgv_tactic_info* info);

@@ -83,6 +83,10 @@ inline Status self_check(int32_t device, bool* passed, std::string* reason = nul
   return s;
 }
 
+// Re-reads the tuning file for the devices this process has used
+// (tgv_reload_tuning in tgv.h): backend auto follows it from the next call on.
+inline Status reload_tuning() { return Status(tgv_reload_tuning()); }
+
 inline std::vector<tgv_tactic_info> list_tactics() {
   std::vector<tgv_tactic_info> out(static_cast<size_t>(tgv_num_tactics()));
   for (size_t i = 0; i < out.size(); ++i) tgv_get_tactic(static_cast<int32_t>(i), &out[i]);

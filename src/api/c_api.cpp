@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <set>
@@ -79,14 +80,16 @@ void log_dispatch(const GemmDesc& g, const Plan& p) {
 
 // The plan for a call, with the self-check gate's verdict for the device's
 // family. Settled, that is one atomic load. Unknown, the gate is consulted
-// (and its probe run) only when the tgv family would serve this call.
+// (and its probe run) only when the tgv family would serve this call. One
+// tuning snapshot serves both plans, whatever a concurrent reload swaps in.
 Plan plan_call(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
+  const std::shared_ptr<const TuningTable> tuning = dev.tuning_snapshot();
   const GateVerdict* verdict = settled_verdict(dev);
-  if (verdict != nullptr || o.backend == TGV_BACKEND_CUBLAS) return plan(g, o, dev, dev.tuning.get(), verdict);
+  if (verdict != nullptr || o.backend == TGV_BACKEND_CUBLAS) return plan(g, o, dev, tuning.get(), verdict);
   static const GateVerdict kIfPassed{GateState::Passed, {}};
-  const Plan hoped = plan(g, o, dev, dev.tuning.get(), &kIfPassed);
+  const Plan hoped = plan(g, o, dev, tuning.get(), &kIfPassed);
   if (hoped.backend != TGV_BACKEND_TGV) return hoped;
-  return plan(g, o, dev, dev.tuning.get(), &self_check(dev));
+  return plan(g, o, dev, tuning.get(), &self_check(dev));
 }
 
 }  // namespace
@@ -154,6 +157,10 @@ tgv_status tgv_self_check(int32_t device, int32_t* passed) {
     *passed = verdict.state == GateState::Passed ? 1 : 0;
     if (*passed == 0) t_last_error = gate_refusal(dev, verdict);
   });
+}
+
+tgv_status tgv_reload_tuning(void) {
+  return guarded([] { reload_tuning_of_queried_devices(); });
 }
 
 int32_t tgv_num_tactics(void) { return kNumTactics; }

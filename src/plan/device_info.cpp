@@ -13,6 +13,19 @@ namespace {
 
 constexpr int kMaxDevices = 64;
 
+// The queried devices. An entry is written once, under `mutex`, inside its
+// call_once; the hot path reads it through call_once, the reloads under `mutex`.
+struct Registry {
+  std::array<std::unique_ptr<DeviceInfo>, kMaxDevices> devices;
+  std::array<std::once_flag, kMaxDevices> once;
+  std::mutex mutex;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
 DeviceInfo query(int ordinal) {
   DeviceInfo d;
   d.ordinal = ordinal;
@@ -23,26 +36,40 @@ DeviceInfo query(int ordinal) {
   d.num_sms = prop.multiProcessorCount;
   d.smem_optin_bytes = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
   d.name = prop.name;
-  d.tuning = load_tuning(d.name, d.num_sms);
   return d;
 }
 
 }  // namespace
 
 const DeviceInfo& device_info(int ordinal) {
-  static std::array<std::unique_ptr<DeviceInfo>, kMaxDevices> cache;
-  static std::array<std::once_flag, kMaxDevices> once;
+  Registry& r = registry();
   if (ordinal < 0 || ordinal >= kMaxDevices)
     throw Error(TGV_ERROR_NOT_SUPPORTED,
                 strfmt("device %d: outside the ordinals [0, %d) tgv-gemm tracks", ordinal, kMaxDevices));
-  std::call_once(once[ordinal], [&] { cache[ordinal] = std::make_unique<DeviceInfo>(query(ordinal)); });
-  return *cache[ordinal];
+  std::call_once(r.once[ordinal], [&] {
+    auto info = std::make_unique<DeviceInfo>(query(ordinal));
+    // The table is read under the reloads' lock: a file written before a
+    // reload is then read either here or by that reload, never by neither.
+    std::lock_guard<std::mutex> lock(r.mutex);
+    reload_tuning(*info);
+    r.devices[ordinal] = std::move(info);
+  });
+  return *r.devices[ordinal];
 }
 
 const DeviceInfo& current_device_info() {
   int ordinal = 0;
   TGV_CUDA_CHECK(cudaGetDevice(&ordinal));
   return device_info(ordinal);
+}
+
+void reload_tuning(DeviceInfo& dev) { dev.set_tuning(load_tuning(dev.name, dev.num_sms)); }
+
+void reload_tuning_of_queried_devices() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (auto& dev : r.devices)
+    if (dev != nullptr) reload_tuning(*dev);
 }
 
 }  // namespace tgv::detail

@@ -1,10 +1,11 @@
 // The per-GPU tuning file: measured best choices that override the ladder.
 //
-// Written by `tgv-bench --tune FILE`; read once per process and device from
-// $TGV_TUNING_FILE, else $XDG_CACHE_HOME/tgv-gemm/tuning.json, else
-// ~/.cache/tgv-gemm/tuning.json. A file for another GPU, SM count or library
-// version (stale), or one that does not parse (corrupt), is reported once on
-// stderr and ignored: it never fails a call.
+// Written by `tgv-bench --tune FILE`; read when a device is first queried in a
+// process, and again on tgv_reload_tuning, from $TGV_TUNING_FILE, else
+// $XDG_CACHE_HOME/tgv-gemm/tuning.json, else ~/.cache/tgv-gemm/tuning.json. A
+// file for another GPU, SM count or library version (stale), or one that does
+// not parse (corrupt), is reported on stderr at each read and ignored: it never
+// fails a call.
 //
 //   {"format": "tgv-gemm-tuning/1", "library_version": "0.1.0",
 //    "gpu": "NVIDIA H200", "sm_count": 132,
@@ -53,8 +54,8 @@ class TuningTable {
 };
 
 // The table for a device, read from the paths above; empty where there is no
-// usable file (a stale or corrupt one is reported on stderr). Called once per
-// device, with its DeviceInfo (device_info.cpp).
+// usable file (a stale or corrupt one is reported on stderr). Called when a
+// device is first queried and on each reload (device_info.cpp).
 std::shared_ptr<const TuningTable> load_tuning(const std::string& gpu, int32_t sm_count);
 
 // Where the library looks for the file (for messages and for the tuner's default).

@@ -8,6 +8,7 @@
 #include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
+#include "tuning_file.hpp"
 
 namespace {
 
@@ -19,8 +20,7 @@ const char* kGpu = "NVIDIA H200";
 
 std::string file(const std::string& entries, const std::string& gpu = kGpu, int sms = 132,
                  const std::string& version = tgv_version_string()) {
-  return "{\"format\": \"tgv-gemm-tuning/1\", \"library_version\": \"" + version + "\", \"gpu\": \"" + gpu +
-         "\", \"sm_count\": " + std::to_string(sms) + ", \"entries\": [" + entries + "]}";
+  return tgv_test::tuning_file(entries, gpu, sms, version);
 }
 
 const std::string kEntries =
