@@ -27,7 +27,9 @@ profiler or inputs requiring grad they call torch.ops.tgv.* instead.
 
 `tune(shapes, ms)` times every candidate (tactic, split-K, ring depth, cuBLASLt)
 for your weight shapes on this GPU, as `tgv-bench --tune` does, and writes the
-tuning file that backend "auto" follows in processes started afterwards.
+tuning file that backend "auto" follows, at once in this process and in those
+started afterwards. `reload_tuning()` has the library re-read the file (one
+written by `tgv-bench --tune`, say) without restarting.
 
 Requires torch >= 2.4: `import tgv_gemm` without torch raises ImportError
 saying so. $TGV_GEMM_LIBRARY overrides where libtgv_gemm.so is loaded from
@@ -57,6 +59,7 @@ from ._lib import (  # noqa: F401
     library_path,
 )
 from . import _ops
+from ._lib import reload_tuning  # noqa: F401
 from ._tune import tune, tuning_file_path  # noqa: F401
 
 __version__ = "0.1.0"
@@ -67,6 +70,7 @@ __all__ = [
     "list_tactics",
     "tune",
     "tuning_file_path",
+    "reload_tuning",
     "library_version",
     "library_path",
     "TgvError",

@@ -185,6 +185,7 @@ def _load():
     )
     handle.tgv_gemm_ = fn("tgv_gemm", ctypes.c_int, [P(Problem), P(Options), ctypes.c_void_p])
     handle.tgv_validate_ = fn("tgv_validate", ctypes.c_int, [P(Problem), P(Options)])
+    handle.tgv_reload_tuning_ = fn("tgv_reload_tuning", ctypes.c_int, [])
     handle.tgv_num_tactics_ = fn("tgv_num_tactics", ctypes.c_int32, [])
     handle.tgv_get_tactic_ = fn("tgv_get_tactic", ctypes.c_int, [ctypes.c_int32, P(TacticInfo)])
     handle.tgv_last_error_ = fn("tgv_last_error", ctypes.c_char_p, [])
@@ -276,6 +277,14 @@ def options(backend, tactic, pdl, split_k=None, stages=None):
             _options_cache.clear()
         _options_cache[key] = o
     return o
+
+
+def reload_tuning():
+    """tgv_reload_tuning(): the library re-reads the tuning file for the devices
+    this process has used, and backend "auto" follows it from the next call."""
+    status = lib.tgv_reload_tuning_()
+    if status:
+        raise error_from_status(status, "tgv_gemm.reload_tuning")
 
 
 def num_tactics():

@@ -9,7 +9,8 @@ rotated through back-to-back calls captured in one CUDA graph, the median of
 the replays. A candidate the library refuses is skipped; one whose output
 misses the fp32 reference is reported and never chosen. The winners go to
 the tuning file the library reads (the same JSON as tgv-bench writes), which
-new processes then follow for backend "auto".
+backend "auto" then follows: at once in this process (the library re-reads
+it) and in processes started afterwards.
 """
 
 import json
@@ -118,8 +119,10 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
     two: the file's buckets; M in (m/2, m] uses bucket m) and writes the winners to
     `path` (default: tuning_file_path(); "" or False: write nothing). Returns the
     entries as dicts (n, k, m, backend, tactic, split_k, stages, us, cublas_us).
-    The library reads the file once per process and device: processes started
-    after this call follow it."""
+    When `path` is the file the library reads (tuning_file_path()), the library
+    re-reads it, so the tuned choices take effect at once in this process, as in
+    processes started afterwards; a file written elsewhere takes effect once
+    TGV_TUNING_FILE names it, in new processes or after reload_tuning()."""
     for m in ms:
         if m < 1 or m > 256 or m & (m - 1):
             raise L.TgvValueError("tgv_gemm.tune: ms=%r: every M must be a power of two in [1, 256]" % (ms,),
@@ -181,14 +184,25 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
     if path is None:
         path = tuning_file_path()
     if path:
-        text = tuning_json(props.name, props.multi_processor_count, L.version(), entries)
-        folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        reloaded = write_tuning_file(path, tuning_json(props.name, props.multi_processor_count, L.version(), entries))
         if verbose:
-            print("tgv_gemm.tune: wrote %s (%d entries)" % (path, len(entries)))
+            print("tgv_gemm.tune: wrote %s (%d entries)%s"
+                  % (path, len(entries), "; in effect now" if reloaded else ""))
     return entries
+
+
+def write_tuning_file(path, text):
+    """Writes `text` to `path` whole (a reader never sees half a file); when that
+    is the file the library reads, has it re-read the file. True if it did."""
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    library_reads = tuning_file_path()
+    if not library_reads or os.path.abspath(path) != os.path.abspath(library_reads):
+        return False
+    L.reload_tuning()
+    return True

@@ -2,7 +2,8 @@
 tuning run whose file has the library's format and whose choices compute
 correctly when forced.
 
-The rule and the file format need torch and the built library but no GPU.
+The rule, the file format and the reload need torch and the built library but
+no GPU.
 """
 
 import json
@@ -79,6 +80,26 @@ def test_the_default_path_is_the_library_search_order(monkeypatch):
 def test_m_must_be_a_bucket():
     with pytest.raises(ValueError, match="power of two"):
         tgv_gemm.tune([(256, 256)], ms=[3], path="")
+
+
+def test_reload_tuning_succeeds():
+    # Without a GPU no device has read the file yet: nothing to re-read.
+    assert tgv_gemm.reload_tuning() is None
+
+
+def test_writing_the_librarys_file_reloads_it(tmp_path, monkeypatch):
+    reloads = []
+    monkeypatch.setattr(_tune.L, "reload_tuning", lambda: reloads.append(1))
+    monkeypatch.setenv("TGV_TUNING_FILE", str(tmp_path / "sub" / "tuning.json"))
+    text = _tune.tuning_json("NVIDIA H200", 132, "0.1.0", [])
+    assert _tune.write_tuning_file(str(tmp_path / "sub" / "tuning.json"), text)
+    assert reloads == [1]
+    assert open(tmp_path / "sub" / "tuning.json").read() == text
+    assert not os.path.exists(str(tmp_path / "sub" / "tuning.json.tmp"))
+    # A file the library does not read is written and left at that.
+    assert not _tune.write_tuning_file(str(tmp_path / "other.json"), text)
+    assert reloads == [1]
+    assert os.path.exists(tmp_path / "other.json")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
