@@ -21,6 +21,13 @@ constexpr int64_t kMinKBlocksPerSplit = 4;
 // (0.91-0.98x), on all at M = 128 (0.73-0.94x) and M = 256 (0.41-0.76x), and
 // at M <= 32 never more than 1% behind. A tuning file refines this per shape.
 constexpr int64_t kMaxAutoTokens = 32;
+// Untuned, a single GEMM whose ladder grid needs more than one wave also goes
+// to cuBLASLt: with one output tile per CTA the last wave runs part-empty
+// while cuBLASLt's kernels balance the work. On the H200 the one such default
+// shape, Llama-3.1-8B gate_up (28672 x 4096: 224 CTAs of 128 rows on 132 SMs),
+// ran 61.2 us against cuBLASLt's 55.8 at M = 1, and the tuner chose cuBLASLt at
+// every M there (docs/PERFORMANCE.md, 2026-12-02). Batched calls keep the
+// ladder: nothing was measured for them.
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -257,6 +264,12 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   }
   p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder(g, dev);
   const Tactic& t = tactic(p.tactic);
+  if (tuned == nullptr && !tgv_required && g.l == 1 &&
+      ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) > dev.num_sms) {
+    p.backend = TGV_BACKEND_CUBLAS;
+    p.tactic = -1;
+    return p;
+  }
   if (std::string r = stages_reason(t, o.stages, dev); !r.empty()) throw_unsupported(r);
   const int32_t wanted = o.stages > 0 ? o.stages : tuned ? tuned->stages : 0;
   p.stages = wanted > 0 ? wanted : stages_for(t, dev.smem_optin_bytes);

@@ -6,9 +6,10 @@
 //   2. backend=tgv             -> our kernel, or an error saying why it cannot run
 //                                 (device arch, layout, TMA limits, tactic).
 //   3. backend=auto            -> cuBLASLt where the tuning file measured it
-//                                 faster, or, untuned, for M > 32; else our
-//                                 kernel where it can run on this device; else
-//                                 cuBLASLt.
+//                                 faster, or, untuned, for M > 32 and for a
+//                                 single GEMM whose ladder grid exceeds one
+//                                 wave; else our kernel where it can run on
+//                                 this device; else cuBLASLt.
 //   The self-check gate's verdict (src/gate) is an input: a Failed family is
 //   refused (auto -> cuBLASLt, backend=tgv -> the reason); the sm_100 family is
 //   refused until its verdict is Passed; Hopper is served while Unknown (the

@@ -220,6 +220,31 @@ TEST(Plan, AutoOnSm90IsTgv) {
   }
 }
 
+// Untuned, auto hands a single GEMM whose ladder grid needs more than one wave
+// to cuBLASLt (Llama-3.1-8B gate_up: 224 CTAs of 128 rows on 132 SMs); one that
+// fits a wave, a batch, backend=tgv and a tuned choice keep our kernel.
+TEST(Plan, AutoHandsMultiWaveGridsToCublas) {
+  REQUIRE_SM90_BUILD();
+  for (int64_t m : {1, 8, 32}) {
+    const GemmDesc big = desc(m, 28672, 4096);
+    EXPECT_GT((28672 + tactic(ladder(big, kH200)).cta_m - 1) / tactic(ladder(big, kH200)).cta_m, kH200.num_sms);
+    EXPECT_EQ(plan(big, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS) << m;
+    EXPECT_EQ(plan(big, options(TGV_BACKEND_TGV), kH200).backend, TGV_BACKEND_TGV) << m;
+    EXPECT_EQ(plan(desc(m, 16384, 4096), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_TGV) << m;
+    EXPECT_EQ(plan(desc(m, 28672, 4096, 2), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_TGV) << m;
+  }
+  TuningTable table;
+  std::string error;
+  ASSERT_TRUE(table.parse(R"({"format": "tgv-gemm-tuning/1", "library_version": ")" + std::string(tgv_version_string()) +
+                              R"(", "gpu": "test", "sm_count": 132, "entries": [{"n": 28672, "k": 4096, "m": 1,
+                              "backend": "tgv", "tactic": 6, "split_k": 1, "stages": 0}]})",
+                          "test", 132, tgv_version_string(), &error))
+      << error;
+  const Plan tuned = plan(desc(1, 28672, 4096), options(TGV_BACKEND_AUTO), kH200, &table);
+  EXPECT_EQ(tuned.backend, TGV_BACKEND_TGV);
+  EXPECT_EQ(tuned.tactic, 6);
+}
+
 // Untuned, auto hands M > 32 to cuBLASLt; backend=tgv still runs ours.
 TEST(Plan, AutoHandsLargeMToCublas) {
   REQUIRE_SM90_BUILD();
