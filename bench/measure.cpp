@@ -10,6 +10,19 @@
 
 namespace {
 
+// What the dispatcher chose for the call: which kernel a number belongs to.
+std::string plan_name(const tgv::Problem& problem, const tgv::Options& options) {
+  tgv_plan_info plan{};
+  if (!tgv::get_plan(problem, options, &plan)) return "?";
+  if (plan.backend != TGV_BACKEND_TGV) return "cublas";
+  tgv_tactic_info t{};
+  tgv_get_tactic(plan.tactic, &t);
+  char text[96];
+  std::snprintf(text, sizeof(text), "tgv %d %dx%dx%d split %d stages %d", plan.tactic, t.cta_m, t.cta_n, t.cta_k,
+                plan.split_k, plan.stages);
+  return text;
+}
+
 std::string describe(const tgv::Status& status) {
   return std::string(tgv_status_name(status.code())) + ": " + status.message();
 }
@@ -52,6 +65,7 @@ Measurement measure(const tgv::Options& options, bool host_overhead, const Rotat
   if (!timing.error.empty()) return {Outcome::Error, 0, timing.error};
   Measurement timed{Outcome::Timed, timing.median_ms * 1e3 / calls, ""};
   if (host_overhead) timed.host_us = host_us_per_call(buffers, m, options, stream);
+  timed.plan = plan_name(buffers.problem(0, m), options);
   return timed;
 }
 

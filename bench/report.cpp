@@ -185,7 +185,7 @@ bool write_csv(const std::string& path, const RunInfo& info, const std::vector<R
     return false;
   }
   file << "model,shape,n,k,m,backend,status,us,gbps,pct_of_floor,speedup_vs_cublas,floor_us,bytes,"
-          "weight_sets,gemms_per_graph,replays,read_gbps,note\n";
+          "weight_sets,gemms_per_graph,replays,read_gbps,note,plan\n";
   for (const Row& row : rows) {
     for (size_t b = 0; b < row.results.size(); ++b) {
       const Measurement& r = row.results[b];
@@ -196,7 +196,7 @@ bool write_csv(const std::string& path, const RunInfo& info, const std::vector<R
            << ',' << csv_number("%.2f", d.pct_of_floor) << ',' << csv_number("%.4f", d.speedup_vs_cublas) << ','
            << format("%.4f", row.floor_us) << ',' << format("%.0f", row.bytes) << ',' << row.sets << ','
            << row.gemms_per_graph << ',' << info.reps << ',' << format("%.1f", info.read_gbps) << ','
-           << csv_field(r.note) << '\n';
+           << csv_field(r.note) << ',' << csv_field(r.plan) << '\n';
     }
   }
   if (!file) {
@@ -238,7 +238,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
            << ", \"speedup_vs_cublas\": " << json_number("%.4f", d.speedup_vs_cublas)
            << ", \"floor_us\": " << format("%.4f", row.floor_us) << ", \"bytes\": " << format("%.0f", row.bytes)
            << ", \"weight_sets\": " << row.sets << ", \"gemms_per_graph\": " << row.gemms_per_graph
-           << ", \"note\": " << json_string(r.note) << "}";
+           << ", \"note\": " << json_string(r.note) << ", \"plan\": " << json_string(r.plan) << "}";
       first = false;
     }
   }

@@ -13,6 +13,7 @@ struct Measurement {  // one backend on one row
   double us = 0;      // per GEMM, when Timed
   std::string note;   // why not Timed
   double host_us = 0; // host time per eager call, with --host-overhead (0: not measured)
+  std::string plan = "";  // what the dispatcher ran (tgv_get_plan), e.g. "tgv 6 128x8x128 split 2 stages 6"
 };
 
 struct Row {  // one shape at one M

@@ -108,6 +108,25 @@ void tgv_default_problem(tgv_problem* problem, int64_t m, int64_t n, int64_t k,
 tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options,
                     void* stream);
 
+/* What tgv_gemm would run for this problem and options on the current
+ * device, without launching anything. */
+typedef struct tgv_plan_info {
+  int32_t backend; /* TGV_BACKEND_TGV or TGV_BACKEND_CUBLAS; TGV_BACKEND_AUTO
+                    * for an empty problem (M, N or L = 0: nothing runs) */
+  int32_t tactic;  /* the tgv tactic id; -1 unless backend is TGV_BACKEND_TGV */
+  int32_t split_k; /* the split-K factor (1 unless backend is TGV_BACKEND_TGV) */
+  int32_t stages;  /* the pipeline depth (0 unless backend is TGV_BACKEND_TGV) */
+  int32_t pdl;     /* 1: launched with programmatic dependent launch */
+} tgv_plan_info;
+
+/* Fills *plan with the dispatcher's choice for (problem, options) on the
+ * current device: the explicit options, else the tuning file's entry, else the
+ * built-in rule (README). The same checks and errors as tgv_gemm, in the same
+ * order; like the first tgv_gemm on a device it may settle the self-check
+ * gate (and run its probe). For logging what an engine runs, and for tests. */
+tgv_status tgv_get_plan(const tgv_problem* problem, const tgv_options* options,
+                        tgv_plan_info* plan);
+
 /* Checks the problem and options as tgv_gemm would, without launching and
  * without touching a device: what depends on the device (its architecture,
  * whether the tgv kernels serve it) is decided by tgv_gemm. */

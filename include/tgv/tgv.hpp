@@ -72,6 +72,12 @@ inline Status validate(const Problem& problem, const Options& options = {}) {
   return Status(tgv_validate(&problem, &o));
 }
 
+// What gemm() would run (tgv_get_plan in tgv.h), without launching.
+inline Status get_plan(const Problem& problem, const Options& options, tgv_plan_info* plan) {
+  tgv_options o = options.to_c();
+  return Status(tgv_get_plan(&problem, &o, plan));
+}
+
 // The self-check gate's verdict for `device` (tgv_self_check in tgv.h): on
 // success, *passed says whether the tgv kernels may serve the device and, when
 // they may not, `reason` (if given) says why.

@@ -143,6 +143,27 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void
   });
 }
 
+tgv_status tgv_get_plan(const tgv_problem* problem, const tgv_options* options, tgv_plan_info* plan) {
+  return guarded([&] {
+    if (plan == nullptr) throw_invalid("plan is NULL");
+    *plan = tgv_plan_info{TGV_BACKEND_AUTO, -1, 1, 0, 0};
+    if (problem == nullptr) throw_invalid("problem is NULL");
+    const tgv_options o = options_or_default(options);
+    validate_options(o, kNumTactics);
+    const GemmDesc g = validate_problem(*problem);
+    plan->pdl = o.pdl != 0 ? 1 : 0;
+    if (g.empty()) return;
+    const Plan p = plan_call(g, o, current_device_info());
+    plan->backend = p.backend;
+    plan->pdl = p.pdl ? 1 : 0;
+    if (p.backend == TGV_BACKEND_TGV) {
+      plan->tactic = p.tactic;
+      plan->split_k = p.split_k;
+      plan->stages = p.stages;
+    }
+  });
+}
+
 tgv_status tgv_self_check(int32_t device, int32_t* passed) {
   return guarded([&] {
     if (passed == nullptr) throw_invalid("passed is NULL");

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -288,6 +290,49 @@ TEST(Concurrency, ThreadsOnTheirOwnStreams) {
     EXPECT_EQ(results[i].status, TGV_SUCCESS) << results[i].message;
     for (const std::string& f : results[i].failures) ADD_FAILURE() << f;
   }
+}
+
+// tgv_get_plan reports what tgv_gemm runs: the rules of src/plan on this GPU
+// (the tests run without a tuning file: TGV_TUNING_FILE is not set by them).
+TEST(GetPlan, FollowsTheDispatchRules) {
+  TGV_REQUIRE_GPU();
+  if (std::getenv("TGV_TUNING_FILE") != nullptr) GTEST_SKIP() << "a tuning file is set";
+  int device = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  tgv_problem p;
+  tgv_default_problem(&p, 64, 4096, 4096, 1);
+  p.x = p.w = p.out = reinterpret_cast<void*>(uintptr_t(1) << 20);  // planned, never launched
+  p.out = reinterpret_cast<void*>(uintptr_t(1) << 40);
+  tgv_options o;
+  tgv_default_options(&o);
+  tgv_plan_info plan;
+  ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
+  EXPECT_EQ(plan.backend, TGV_BACKEND_CUBLAS) << "untuned auto: M > 32 goes to cuBLASLt";
+  o.backend = TGV_BACKEND_CUBLAS;
+  ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
+  EXPECT_EQ(plan.backend, TGV_BACKEND_CUBLAS);
+  EXPECT_EQ(plan.tactic, -1);
+  if (major != 9) return;  // the rest is the Hopper family's ladder
+  p.m = 1;
+  o.backend = TGV_BACKEND_AUTO;
+  ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
+  EXPECT_EQ(plan.backend, TGV_BACKEND_TGV);
+  tgv_tactic_info t{};
+  ASSERT_EQ(tgv_get_tactic(plan.tactic, &t), TGV_SUCCESS);
+  EXPECT_EQ(t.cta_n, 8) << "M = 1 takes the smallest token tile";
+  EXPECT_GE(plan.split_k, 1);
+  EXPECT_GE(plan.stages, 2);
+  EXPECT_EQ(plan.pdl, 1);
+  o.tactic = plan.tactic == 0 ? 6 : 0;
+  o.split_k = 1;
+  o.stages = 4;
+  o.pdl = 0;
+  ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
+  EXPECT_EQ(plan.tactic, o.tactic);
+  EXPECT_EQ(plan.split_k, 1);
+  EXPECT_EQ(plan.stages, 4);
+  EXPECT_EQ(plan.pdl, 0);
 }
 
 // A worker thread whose first CUDA call is tgv_gemm (a fresh Python thread

@@ -62,6 +62,36 @@ TEST(CApi, NullProblem) {
   EXPECT_TRUE(status_is(tgv_gemm(nullptr, nullptr, nullptr), TGV_ERROR_INVALID_ARGUMENT, {"problem is NULL"}));
 }
 
+// tgv_get_plan checks as tgv_gemm does, in the same order, before any device
+// is touched; an empty problem plans nothing and needs no device either.
+TEST(CApi, GetPlanChecksFirst) {
+  tgv_plan_info plan;
+  const tgv_problem ok = make_problem(16, 64, 64);
+  EXPECT_TRUE(status_is(tgv_get_plan(&ok, nullptr, nullptr), TGV_ERROR_INVALID_ARGUMENT, {"plan is NULL"}));
+  EXPECT_TRUE(status_is(tgv_get_plan(nullptr, nullptr, &plan), TGV_ERROR_INVALID_ARGUMENT, {"problem is NULL"}));
+  EXPECT_EQ(plan.backend, TGV_BACKEND_AUTO);
+  EXPECT_EQ(plan.tactic, -1);
+  auto bad = make_problem(16, 64, 64);
+  bad.k = 20;
+  EXPECT_TRUE(status_is(tgv_get_plan(&bad, nullptr, &plan), TGV_ERROR_INVALID_ARGUMENT, {"k=20"}));
+  tgv_options o = default_options();
+  o.stages = 17;
+  EXPECT_TRUE(status_is(tgv_get_plan(&ok, &o, &plan), TGV_ERROR_INVALID_ARGUMENT, {"stages=17"}));
+
+  tgv_problem empty;
+  tgv_default_problem(&empty, 0, 64, 64, 1);
+  plan.backend = TGV_BACKEND_TGV;
+  EXPECT_TRUE(status_is(tgv_get_plan(&empty, nullptr, &plan), TGV_SUCCESS));
+  EXPECT_EQ(plan.backend, TGV_BACKEND_AUTO);
+  EXPECT_EQ(plan.pdl, 1);
+  // A real problem needs the device: planned on a GPU, a CUDA error without one.
+  const tgv_status s = tgv_get_plan(&ok, nullptr, &plan);
+  EXPECT_TRUE(s == TGV_SUCCESS || s == TGV_ERROR_CUDA) << tgv_status_name(s) << ": " << tgv_last_error();
+  if (s == TGV_SUCCESS) {
+    EXPECT_NE(plan.backend, TGV_BACKEND_AUTO);
+  }
+}
+
 TEST(CApi, NullOptionsMeansDefaults) {
   const tgv_problem p = make_problem(8, 64, 64);
   EXPECT_TRUE(status_is(tgv_validate(&p, nullptr), TGV_SUCCESS));
