@@ -68,6 +68,7 @@ __all__ = [
     "linear",
     "bmm",
     "list_tactics",
+    "get_plan",
     "tune",
     "tuning_file_path",
     "reload_tuning",
@@ -181,6 +182,30 @@ def bmm(a, b, *, out=None):
         return _op_bmm(a, b)
     _op_bmm_out(a, b, out)
     return out
+
+
+_BACKEND_NAMES = {_lib.BACKENDS["tgv"]: "tgv", _lib.BACKENDS["cublas"]: "cublas"}
+
+
+def get_plan(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None):
+    """What linear() would run for these arguments, without launching anything:
+    a dict with backend ("tgv" or "cublas"; None for an empty problem), tactic
+    (an id from list_tactics(), or None), split_k, stages (the pipeline depth)
+    and pdl. Same checks and errors as linear()."""
+    plan = {}
+
+    def plan_only(problem, opts, device_index, where):
+        info = _lib.PlanInfo()
+        with torch.cuda.device(device_index):
+            status = _lib.lib.tgv_get_plan_(problem, opts, info)
+        if status:
+            raise _lib.error_from_status(status, where)
+        name = _BACKEND_NAMES.get(info.backend)
+        plan.update(backend=name, tactic=info.tactic if name == "tgv" else None, split_k=info.split_k,
+                    stages=info.stages, pdl=bool(info.pdl))
+
+    _run_linear(x, weight, bias, out, backend, tactic, pdl, "tgv_gemm.get_plan", launch=plan_only)
+    return plan or {"backend": None, "tactic": None, "split_k": 1, "stages": 0, "pdl": pdl is not False}
 
 
 def list_tactics():

@@ -89,6 +89,18 @@ class TacticInfo(ctypes.Structure):
     ]
 
 
+class PlanInfo(ctypes.Structure):
+    """struct tgv_plan_info."""
+
+    _fields_ = [
+        ("backend", ctypes.c_int32),
+        ("tactic", ctypes.c_int32),
+        ("split_k", ctypes.c_int32),
+        ("stages", ctypes.c_int32),
+        ("pdl", ctypes.c_int32),
+    ]
+
+
 # One C call fills a whole Problem (struct.pack_into writes through the
 # buffer protocol of the ctypes instance): cheaper than 18 attribute stores.
 # Native ("@") alignment inserts the same padding as the C compiler; checked
@@ -185,6 +197,7 @@ def _load():
     )
     handle.tgv_gemm_ = fn("tgv_gemm", ctypes.c_int, [P(Problem), P(Options), ctypes.c_void_p])
     handle.tgv_validate_ = fn("tgv_validate", ctypes.c_int, [P(Problem), P(Options)])
+    handle.tgv_get_plan_ = fn("tgv_get_plan", ctypes.c_int, [P(Problem), P(Options), P(PlanInfo)])
     handle.tgv_reload_tuning_ = fn("tgv_reload_tuning", ctypes.c_int, [])
     handle.tgv_num_tactics_ = fn("tgv_num_tactics", ctypes.c_int32, [])
     handle.tgv_get_tactic_ = fn("tgv_get_tactic", ctypes.c_int, [ctypes.c_int32, P(TacticInfo)])

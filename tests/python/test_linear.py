@@ -210,3 +210,26 @@ def test_threads():
 
 def test_library_version():
     assert tgv_gemm.library_version().count(".") == 2
+
+
+def test_get_plan_says_what_linear_runs():
+    """get_plan(): the dispatcher's choice, without launching (untuned rules)."""
+    import os
+
+    if os.environ.get("TGV_TUNING_FILE"):
+        pytest.skip("a tuning file is set")
+    x1, x64 = rand(1, 4096), rand(64, 4096)
+    w = rand(4096, 4096)
+    assert tgv_gemm.get_plan(x64, w)["backend"] == "cublas"  # untuned auto: M > 32
+    assert tgv_gemm.get_plan(x1, w, backend="cublas") == {
+        "backend": "cublas", "tactic": None, "split_k": 1, "stages": 0, "pdl": True}
+    if torch.cuda.get_device_capability()[0] != 9:
+        return
+    p = tgv_gemm.get_plan(x1, w)
+    assert p["backend"] == "tgv" and p["split_k"] >= 1 and p["stages"] >= 2
+    tactics = {t["id"]: t for t in tgv_gemm.list_tactics()}
+    assert tactics[p["tactic"]]["cta_n"] == 8
+    q = tgv_gemm.get_plan(x1, w, tactic=6, pdl=False)
+    assert q["tactic"] == 6 and q["pdl"] is False
+    with pytest.raises(ValueError, match="CUDA"):
+        tgv_gemm.get_plan(x1.cpu(), w)
