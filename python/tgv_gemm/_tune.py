@@ -72,6 +72,15 @@ def candidates(n, k, m, tactics, family, sm_count):
     return out
 
 
+def candidate_options(backend, tactic, split_k, stages):
+    """The Options that run exactly one candidate. Split-K is passed even when
+    it is 1: left unset, the library would choose its own factor and the file
+    would record a measurement of something else."""
+    if backend == "cublas":
+        return L.options("cublas", None, None)
+    return L.options("tgv", tactic, None, split_k=split_k, stages=stages or None)
+
+
 def _time_graph(fn, calls, replays):
     """Median us per call of `calls` calls of fn(i) captured in one CUDA graph."""
     side = torch.cuda.Stream()
@@ -145,8 +154,7 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
                 ref = F.linear(x.float(), weights[0].float(), None if b is None else b.float())
                 best, cublas_us = None, 0.0
                 for backend, tactic, split, stages in candidates(n, k, m, tactics, family, props.multi_processor_count):
-                    opts = L.options(backend, None if tactic < 0 else tactic, None, split_k=split if split > 1 else None,
-                                     stages=stages or None)
+                    opts = candidate_options(backend, tactic, split, stages)
                     name = "cublas" if backend == "cublas" else "tactic %d split %d stages %s" % (
                         tactic, split, stages or "deepest")
                     try:

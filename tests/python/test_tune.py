@@ -52,6 +52,15 @@ def test_candidates_for_large_m_and_other_families():
         assert split == 1 and stages == 0
 
 
+def test_a_candidate_runs_exactly_its_split_and_depth():
+    one = _tune.candidate_options("tgv", 6, 1, 0)
+    assert (one.backend, one.tactic, one.split_k, one.stages) == (1, 6, 1, 0), "split 1 must not mean 'library picks'"
+    two = _tune.candidate_options("tgv", 6, 2, 8)
+    assert (two.tactic, two.split_k, two.stages) == (6, 2, 8)
+    cub = _tune.candidate_options("cublas", -1, 1, 0)
+    assert (cub.backend, cub.tactic, cub.split_k, cub.stages) == (2, -1, 0, 0)
+
+
 def test_the_file_has_the_library_format():
     entries = [
         {"n": 4096, "k": 4096, "m": 8, "backend": "tgv", "tactic": 0, "split_k": 2, "stages": 8, "us": 10.4,
@@ -120,9 +129,8 @@ def test_a_short_tuning_run(tmp_path):
         x = torch.randn(e["m"], 1024, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(1000, 1024, device="cuda", dtype=torch.bfloat16)
         out = torch.empty(e["m"], 1000, device="cuda", dtype=torch.bfloat16)
-        from tgv_gemm import _lib, _ops
-        opts = _lib.options(e["backend"], None if e["tactic"] < 0 else e["tactic"], None,
-                            split_k=e["split_k"] if e["split_k"] > 1 else None, stages=e["stages"] or None)
+        from tgv_gemm import _ops
+        opts = _tune.candidate_options(e["backend"], e["tactic"], e["split_k"], e["stages"])
         _ops.run_linear(x, w, None, out, e["backend"], None, None, "test", options=opts)
         ref = torch.nn.functional.linear(x.float(), w.float())
         assert ((out.float() - ref).abs() <= 1e-2 + 1e-2 * ref.abs()).all()
