@@ -41,6 +41,10 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
 // Predicted time of cuBLASLt for the same GEMM.
 double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev);
 
+// Whether auto hands g to cuBLASLt against our best candidate's prediction:
+// cuBLASLt's prediction must not exceed ours by the margin for its M range.
+bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us);
+
 // Every SM90 candidate for g: the tactics whose token tile is the smallest
 // that covers M (the weights are then read once), each split 1..8; pruned ones
 // carry the reason. `tactic` >= 0 or `split_k` > 0 fix that part.

@@ -227,7 +227,7 @@ TEST(Plan, AutoFollowsTheCostModel) {
         SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k);
         const Sm90Candidate best = best_sm90(g, kH200);
         ASSERT_GE(best.tactic, 0);
-        const bool want_cublas = predict_cublas_us(g, kH200) < best.us;
+        const bool want_cublas = cublas_predicted_faster(g, kH200, best.us);
         const Plan a = plan(g, options(TGV_BACKEND_AUTO), kH200);
         EXPECT_EQ(a.backend, want_cublas ? TGV_BACKEND_CUBLAS : TGV_BACKEND_TGV);
         (want_cublas ? cublas : tgv) += 1;
