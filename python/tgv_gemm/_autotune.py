@@ -66,7 +66,8 @@ class autotune:
         re-tuned here.
     ms: which M buckets to tune: None (default) tunes each shape at the buckets
         recorded for it; a list restricts them to those buckets.
-    max_shapes: tune at most this many (N, K) shapes, the most-called first.
+    max_shapes: tune at most this many (N, K) shapes, those that streamed the
+        most weight bytes first (calls x N x K: their share of a decode step).
     budget_s: start no new shape once this many seconds of tuning have passed
         (the shape in progress finishes).
     verbose: print what was recorded and what the tuner chose.
@@ -155,13 +156,13 @@ class autotune:
     # ---- tuning ----------------------------------------------------------------
 
     def plan(self):
-        """[((n, k), [buckets])] that tune_now() would tune, most-called shape
-        first (ties: first recorded), after ms and max_shapes; and the shapes
-        max_shapes leaves out."""
+        """[((n, k), [buckets])] that tune_now() would tune, the shapes that
+        streamed the most weight bytes first (ties: first recorded), after ms
+        and max_shapes; and the shapes max_shapes leaves out."""
         calls = self.calls if self.tuned is None else self.tuned
         totals = {}
         for (n, k, _), count in calls.items():
-            totals[(n, k)] = totals.get((n, k), 0) + count
+            totals[(n, k)] = totals.get((n, k), 0) + count * n * k
         shapes = _shapes(calls)
         order = {nk: i for i, nk in enumerate(shapes)}
         todo = []

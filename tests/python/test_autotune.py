@@ -193,7 +193,8 @@ def test_nested_blocks_tune_once_at_the_outermost(launches, tuner):
             pass
         run(16, 512, 512)  # bucket 16: outside outer's ms
     assert outer.calls == {(512, 512, 1): 1, (1024, 512, 8): 1, (2048, 512, 2): 1, (512, 512, 16): 1}
-    assert [(c["shapes"], c["ms"]) for c in tuner] == [([(512, 512)], [1]), ([(1024, 512)], [8]), ([(2048, 512)], [2])]
+    # Most weight bytes first; 512x512 (two calls) ties 1024x512 and was recorded first.
+    assert [(c["shapes"], c["ms"]) for c in tuner] == [([(2048, 512)], [2]), ([(512, 512)], [1]), ([(1024, 512)], [8])]
 
 
 def test_interleaved_blocks_hand_their_records_on(launches, tuner):
@@ -221,14 +222,14 @@ def test_a_block_is_entered_once(tuner):
     assert _ops._record is None
 
 
-def test_max_shapes_takes_the_most_called_and_budget_stops(launches, tuner):
+def test_max_shapes_takes_the_most_bytes_and_budget_stops(launches, tuner):
     with tgv_gemm.autotune(max_shapes=2) as block:
-        run(1, 100 * 8, 64)
+        for _ in range(5):
+            run(1, 800, 64)  # 5 x 800 x 64 weight elements streamed
         for _ in range(3):
-            run(1, 200 * 8, 64)
-        for _ in range(2):
-            run(2, 300 * 8, 64)
-    assert [c["shapes"] for c in tuner] == [[(1600, 64)], [(2400, 64)]]
+            run(1, 1600, 64)  # 3 x 1600 x 64: the most
+        run(2, 4096, 64)  # one call, but 4096 x 64
+    assert [c["shapes"] for c in tuner] == [[(1600, 64)], [(4096, 64)]]
     assert block.skipped == [(800, 64)]
     del tuner[:]
     with tgv_gemm.autotune(budget_s=0) as block:
