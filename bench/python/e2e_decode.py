@@ -218,6 +218,30 @@ class Bench:
             del graph
         return statistics.median(times), first
 
+    def measure(self, model, full_layers, name, column, layers, results, failed):
+        """One column at one depth, every batch: torch first (its logits are
+        the reference of the tgv columns' logits_diff)."""
+        import tgv_gemm
+
+        for batch in self.args.batches:
+            self.truncate(model, full_layers, layers)
+            if column == "torch":
+                ms, logits = self.run(model, batch)
+                results[(layers, batch, "torch")] = (ms, None, None)
+                results[(layers, batch, "logits")] = logits
+                continue
+            handle = tgv_gemm.patch(model)
+            checker = Checker(model, handle.patched)
+            try:
+                ms, logits = self.run(model, batch, checker)
+            finally:
+                handle.unpatch()
+            diff = float((logits - results[(layers, batch, "logits")]).abs().max())
+            results[(layers, batch, column)] = (ms, diff, checker)
+            if checker.bad:
+                failed.append("%s L=%d B=%d %s: %d of %d outputs off; first %s" % (
+                    name, layers, batch, column, checker.bad, checker.checked, checker.first_bad))
+
 
 class Checker:
     """Forward hooks on the patched linears comparing each output with F.linear
@@ -297,32 +321,11 @@ def main(argv=None):
         handle = tgv_gemm.patch(model)
         handle.unpatch()
         print("\n## %s (built in %.1f s); %s" % (name, time.monotonic() - t0, handle.summary()))
-        results = {}  # (layers, batch, column) -> (ms, logits_diff)
-        checker_names = handle.patched
-
-        def measure(column, layers):
-            for batch in args.batches:
-                bench.truncate(model, full_layers, layers)
-                if column == "torch":
-                    ms, logits = bench.run(model, batch)
-                    results[(layers, batch, "torch")] = (ms, None, None)
-                    results[(layers, batch, "logits")] = logits
-                    continue
-                h = tgv_gemm.patch(model)
-                checker = Checker(model, [n for n in h.patched if n in checker_names])
-                try:
-                    ms, logits = bench.run(model, batch, checker)
-                finally:
-                    h.unpatch()
-                diff = float((logits - results[(layers, batch, "logits")]).abs().max())
-                results[(layers, batch, column)] = (ms, diff, checker)
-                if checker.bad:
-                    failed.append("%s L=%d B=%d %s: %d of %d outputs off; first %s" % (
-                        name, layers, batch, column, checker.bad, checker.checked, checker.first_bad))
+        results = {}  # (layers, batch, column) -> (ms, logits_diff, checker); (layers, batch, "logits")
 
         for layers in counts:
-            measure("torch", layers)
-            measure("tgv", layers)
+            bench.measure(model, full_layers, name, "torch", layers, results, failed)
+            bench.measure(model, full_layers, name, "tgv", layers, results, failed)
         if not args.no_tune:
             t0 = time.monotonic()
             bench.truncate(model, full_layers, min(counts))
@@ -340,7 +343,7 @@ def main(argv=None):
                 len(block.shapes), len({m for ms in block.shapes.values() for m in ms}), len(block.entries),
                 time.monotonic() - t0, "; not tuned: %s" % block.skipped if block.skipped else ""))
             for layers in counts:
-                measure("tgv tuned", layers)
+                bench.measure(model, full_layers, name, "tgv tuned", layers, results, failed)
         for layers in counts:
             for batch in args.batches:
                 torch_ms = results[(layers, batch, "torch")][0]
@@ -351,7 +354,8 @@ def main(argv=None):
                     rows.append({
                         "model": name, "layers": layers, "batch": batch, "impl": column,
                         "ms_per_step": ms, "tokens_per_s": batch / (ms / 1e3), "speedup_vs_torch": torch_ms / ms,
-                        "linears_checked": checker.checked if checker else "", "outputs_off": checker.bad if checker else "",
+                        "linears_checked": checker.checked if checker else "",
+                        "outputs_off": checker.bad if checker else "",
                         "worst_diff_over_bound": checker.worst if checker else "",
                         "logits_diff_vs_torch": diff if diff is not None else "",
                     })

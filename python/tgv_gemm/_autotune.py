@@ -248,4 +248,5 @@ def _write(path, entries, verbose):
     entries = merged_entries(old, header, entries)
     reloaded = _tune.write_tuning_file(path, _tune.tuning_json(header[0], header[1], header[2], entries))
     if verbose:
-        print("tgv_gemm.autotune: wrote %s (%d entries)%s" % (path, len(entries), "; in effect now" if reloaded else ""))
+        print("tgv_gemm.autotune: wrote %s (%d entries)%s"
+              % (path, len(entries), "; in effect now" if reloaded else ""))
