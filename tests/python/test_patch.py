@@ -329,3 +329,79 @@ def test_a_patched_model_in_a_cuda_graph():
     assert torch.equal(static_out, eager), "replay and eager run the same kernels: bitwise equal"
     handle.unpatch()
     assert all("forward" not in m.__dict__ for m in model.modules())
+
+
+# ---- a Hugging Face Llama (transformers), as bench/python/e2e_decode.py runs it ----
+
+
+def tiny_llama(device):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=64, intermediate_size=128,
+                                      num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=256,
+                                      tie_word_embeddings=False, attn_implementation="sdpa")
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(BF16)
+    try:
+        torch.manual_seed(2)
+        with torch.device(device):
+            model = transformers.LlamaForCausalLM(config)
+    finally:
+        torch.set_default_dtype(old)
+    return transformers, model.eval()
+
+
+def decode(transformers, model, prompt, tok, steps):
+    """Prefill then `steps` decode steps with a StaticCache; the last logits."""
+    cache = transformers.StaticCache(config=model.config, max_cache_len=prompt.shape[1] + steps + 4)
+    with torch.inference_mode():
+        model(input_ids=prompt, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        for _ in range(steps):
+            logits = model(input_ids=tok, past_key_values=cache, use_cache=True).logits
+    return cache, logits
+
+
+def test_a_hugging_face_llama(cpu_launch):
+    transformers, model = tiny_llama("cpu")
+    before = snapshot(model)
+    prompt = torch.randint(0, 256, (3, 5))
+    tok = torch.randint(0, 256, (3, 1))
+    _, ref = decode(transformers, model, prompt, tok, 2)
+    handle = tgv_gemm.patch(model)
+    assert len(handle.patched) == 2 * 7 + 1 and handle.skipped == {}, handle.summary()
+    _, got = decode(transformers, model, prompt, tok, 2)
+    assert torch.equal(got, ref)
+    assert len(cpu_launch) == 3 * 15, "prefill and two steps, every linear through the patch"
+    handle.unpatch()
+    assert snapshot(model) == before
+
+
+@cuda
+def test_a_hugging_face_llama_decode_step_in_a_cuda_graph():
+    from tgv_testutil import assert_close, ref_linear
+
+    transformers, model = tiny_llama("cuda")
+    handle = tgv_gemm.patch(model)
+    assert len(handle.patched) == 15, handle.summary()
+    prompt = torch.randint(0, 256, (4, 6), device="cuda")
+    tok = torch.randint(0, 256, (4, 1), device="cuda")
+    checked = []
+
+    def hook(module, args, out):
+        assert_close(out, ref_linear(args[0], module.weight, module.bias), "linear")
+        checked.append(1)
+
+    hooks = [model.get_submodule(n).register_forward_hook(hook) for n in handle.patched]
+    _, eager = decode(transformers, model, prompt, tok, 3)  # the reference: three eager steps
+    for h in hooks:
+        h.remove()
+    assert len(checked) == 4 * 15
+    cache, _ = decode(transformers, model, prompt, tok, 2)
+    with torch.inference_mode():
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            logits = model(input_ids=tok, past_key_values=cache, use_cache=True).logits
+        logits.fill_(float("nan"))
+        graph.replay()  # the third step, at the position the cache holds on the device
+        torch.cuda.synchronize()
+    assert torch.equal(logits, eager), "the captured step computes what the eager one does"
+    handle.unpatch()
