@@ -22,7 +22,8 @@ torch.cuda.CUDAGraph and replayed --rounds x --replays times between CUDA
 events: ms per step is the median round / replays, tokens/s is B / that. Each
 replay is a real next step: the cache's position advances on the device, so
 attention reads a few more keys each step (a short context: the GEMMs dominate).
-Columns: torch (F.linear: cuBLAS), tgv untuned (no tuning file: the benchmark
+Columns (torch and tgv untuned alternate batch by batch; the tuned column is
+compared with the same torch times): torch (F.linear: cuBLAS), tgv untuned (no tuning file: the benchmark
 points TGV_TUNING_FILE at a fresh temporary file unless --tuning-file is given),
 then tgv tuned: `with tgv_gemm.autotune():` around one eager decode step per
 batch records the decode shapes, tunes them on exit and writes the file, in
@@ -218,29 +219,31 @@ class Bench:
             del graph
         return statistics.median(times), first
 
-    def measure(self, model, full_layers, name, column, layers, results, failed):
-        """One column at one depth, every batch: torch first (its logits are
-        the reference of the tgv columns' logits_diff)."""
+    def measure(self, model, full_layers, name, columns, layers, results, failed):
+        """Columns at one depth, batch by batch (torch and tgv alternate, so a
+        drift of the clocks does not favour one); torch's logits are the
+        reference of the tgv columns' logits_diff."""
         import tgv_gemm
 
         for batch in self.args.batches:
             self.truncate(model, full_layers, layers)
-            if column == "torch":
-                ms, logits = self.run(model, batch)
-                results[(layers, batch, "torch")] = (ms, None, None)
-                results[(layers, batch, "logits")] = logits
-                continue
-            handle = tgv_gemm.patch(model)
-            checker = Checker(model, handle.patched)
-            try:
-                ms, logits = self.run(model, batch, checker)
-            finally:
-                handle.unpatch()
-            diff = float((logits - results[(layers, batch, "logits")]).abs().max())
-            results[(layers, batch, column)] = (ms, diff, checker)
-            if checker.bad:
-                failed.append("%s L=%d B=%d %s: %d of %d outputs off; first %s" % (
-                    name, layers, batch, column, checker.bad, checker.checked, checker.first_bad))
+            for column in columns:
+                if column == "torch":
+                    ms, logits = self.run(model, batch)
+                    results[(layers, batch, "torch")] = (ms, None, None)
+                    results[(layers, batch, "logits")] = logits
+                    continue
+                handle = tgv_gemm.patch(model)
+                checker = Checker(model, handle.patched)
+                try:
+                    ms, logits = self.run(model, batch, checker)
+                finally:
+                    handle.unpatch()
+                diff = float((logits - results[(layers, batch, "logits")]).abs().max())
+                results[(layers, batch, column)] = (ms, diff, checker)
+                if checker.bad:
+                    failed.append("%s L=%d B=%d %s: %d of %d outputs off; first %s" % (
+                        name, layers, batch, column, checker.bad, checker.checked, checker.first_bad))
 
 
 class Checker:
@@ -324,8 +327,7 @@ def main(argv=None):
         results = {}  # (layers, batch, column) -> (ms, logits_diff, checker); (layers, batch, "logits")
 
         for layers in counts:
-            bench.measure(model, full_layers, name, "torch", layers, results, failed)
-            bench.measure(model, full_layers, name, "tgv", layers, results, failed)
+            bench.measure(model, full_layers, name, ["torch", "tgv"], layers, results, failed)
         if not args.no_tune:
             t0 = time.monotonic()
             bench.truncate(model, full_layers, min(counts))
@@ -343,7 +345,7 @@ def main(argv=None):
                 len(block.shapes), len({m for ms in block.shapes.values() for m in ms}), len(block.entries),
                 time.monotonic() - t0, "; not tuned: %s" % block.skipped if block.skipped else ""))
             for layers in counts:
-                bench.measure(model, full_layers, name, "tgv tuned", layers, results, failed)
+                bench.measure(model, full_layers, name, ["tgv tuned"], layers, results, failed)
         for layers in counts:
             for batch in args.batches:
                 torch_ms = results[(layers, batch, "torch")][0]
