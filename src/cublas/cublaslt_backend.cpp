@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -310,6 +311,21 @@ void log_choice(const GemmDesc& g, const LtPlan& p, const char* how) {
                double(i.workspace_bytes) / (1 << 20));
 }
 
+// Every measured candidate, one line: what the choice was made from.
+void log_candidates(const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const std::vector<float>& us) {
+  if (!log_enabled()) return;
+  std::string line = "[tgv]   candidates (index: algo/tile/split-K/reduction us):";
+  for (size_t c = 0; c < cands.size() && c < us.size(); ++c) {
+    const cublasLtMatmulAlgo_t& a = cands[c].algo;
+    const int id = config_attribute(a, CUBLASLT_ALGO_CONFIG_ID);
+    const int tile = config_attribute(a, CUBLASLT_ALGO_CONFIG_TILE_ID);
+    const int split = config_attribute(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+    const int reduction = config_attribute(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+    line += strfmt(" %d:%d/%d/%d/%d %.2f", int(c), id, tile, split, reduction, double(us[c]));
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 enum class Mode { Measure, Capturing, AutotuneOff, Heuristic };
 
 // Chooses p's algorithm: the bucket's measured winner where it applies to this
@@ -367,6 +383,7 @@ void choose(const GemmDesc& g, cublasLtHandle_t handle, const CallKey& key, LtPl
         g_winners.emplace(key.bucket, Winner{p.algo, p.info});
       }
       log_choice(g, p, "measured");
+      log_candidates(cands, us);
       return;
     }
     // No scratch memory to measure with: the heuristic's first, for good (a

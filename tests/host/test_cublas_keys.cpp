@@ -70,13 +70,17 @@ TEST(CublasBucket, NextPowerOfTwo) {
   EXPECT_EQ(m_bucket(1000), 1024);
 }
 
+bool distinct_calls(const GemmDesc& a, const GemmDesc& b) {
+  const CallKey ka = call_key(a, 0, 32 << 20), kb = call_key(b, 0, 32 << 20);
+  return ka < kb || kb < ka;
+}
+
 TEST(CublasBucket, CallsOfOneBucketShareAKeyAndOthersDoNot) {
   const GemmDesc a = validate_problem(make_problem(33, 576, 7168));
   const GemmDesc b = validate_problem(make_problem(64, 576, 7168));
   const BucketKey ka = bucket_key(a, 0, 32 << 20);
   EXPECT_EQ(ka, bucket_key(b, 0, 32 << 20));
-  EXPECT_TRUE(call_key(a, 0, 32 << 20) < call_key(b, 0, 32 << 20) || call_key(b, 0, 32 << 20) < call_key(a, 0, 32 << 20))
-      << "different M: different descriptors";
+  EXPECT_TRUE(distinct_calls(a, b)) << "different M: different descriptors";
   EXPECT_EQ(ka.m_bucket, 64);
 
   auto differs = [&](const GemmDesc& g, uint64_t ws = 32 << 20, int device = 0) {
@@ -101,13 +105,14 @@ TEST(CublasBucket, CallsOfOneBucketShareAKeyAndOthersDoNot) {
   p.out = fake_ptr(kOut + 16);  // 16-byte aligned, not 256
   EXPECT_TRUE(differs(validate_problem(p)));
   p = make_problem(33, 576, 7168);
-  p.out_stride_m = 584, p.out_stride_l = 33 * 584;  // padded rows, still 16-byte aligned: same bucket, other descriptors
+  // Padded rows, still 16-byte aligned: their own bucket (alignment 16, not 128).
+  p.out_stride_m = 584, p.out_stride_l = 33 * 584;
   const GemmDesc padded = validate_problem(p);
   EXPECT_EQ(bucket_key(padded, 0, 32 << 20).align_out, 16u);
   p.out_stride_m = 704, p.out_stride_l = 33 * 704;  // 1408-byte rows: 128-aligned like packed 576
   const GemmDesc wide = validate_problem(p);
   EXPECT_EQ(bucket_key(wide, 0, 32 << 20), ka);
-  EXPECT_TRUE(call_key(wide, 0, 32 << 20) < call_key(a, 0, 32 << 20) || call_key(a, 0, 32 << 20) < call_key(wide, 0, 32 << 20));
+  EXPECT_TRUE(distinct_calls(wide, a)) << "same bucket, other descriptors";
 }
 
 TEST(CublasBucket, BroadcastBatchesAreTheirOwnBucket) {
