@@ -448,13 +448,11 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream, LtChoice choice) {
                     : !autotune_enabled()           ? Mode::AutotuneOff
                                                     : Mode::Measure;
   std::shared_ptr<LtPlan> plan;
-  if (capturing) {
+  {
     // The heuristic query is host work, but what cuBLASLt does inside it is
     // not ours to vouch for: in relaxed mode nothing it does can invalidate
-    // the caller's capture.
+    // a capture, this thread's or (in global mode) another's.
     RelaxedCaptureScope relaxed;
-    plan = plan_for(g, handle, key, mode);
-  } else {
     plan = plan_for(g, handle, key, mode);
   }
   LtPlan& p = *plan;
