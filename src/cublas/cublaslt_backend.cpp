@@ -419,7 +419,13 @@ std::shared_ptr<LtPlan> plan_for(const GemmDesc& g, cublasLtHandle_t handle, con
   // and other shapes need not wait for them. A racing builder of the same key
   // finds a settled plan in place and drops its own.
   std::shared_ptr<LtPlan> fresh = describe_call(g, g.bias != nullptr);
-  choose(g, handle, key, *fresh, mode);
+  {
+    // The heuristic query is host work, but what cuBLASLt does inside it is
+    // not ours to vouch for: in relaxed mode nothing it does can invalidate
+    // a capture, this thread's or (in global mode) another's.
+    RelaxedCaptureScope relaxed;
+    choose(g, handle, key, *fresh, mode);
+  }
   std::lock_guard<std::mutex> lock(g_plan_mutex);
   std::shared_ptr<LtPlan>& slot = g_plans[key];
   if (!slot || !slot->info.settled) slot = fresh;
@@ -447,14 +453,7 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream, LtChoice choice) {
                     : choice == LtChoice::Heuristic ? Mode::Heuristic
                     : !autotune_enabled()           ? Mode::AutotuneOff
                                                     : Mode::Measure;
-  std::shared_ptr<LtPlan> plan;
-  {
-    // The heuristic query is host work, but what cuBLASLt does inside it is
-    // not ours to vouch for: in relaxed mode nothing it does can invalidate
-    // a capture, this thread's or (in global mode) another's.
-    RelaxedCaptureScope relaxed;
-    plan = plan_for(g, handle, key, mode);
-  }
+  const std::shared_ptr<LtPlan> plan = plan_for(g, handle, key, mode);
   LtPlan& p = *plan;
   const bool row = g.out.row_major;
   const float alpha = 1.0f;
