@@ -86,6 +86,7 @@ cublasLtHandle_t handle_for(int device) {
   auto it = handles.find(device);
   if (it != handles.end()) return it->second;
   cublasLtHandle_t h = nullptr;
+  RelaxedCaptureScope relaxed;  // a first call may come under capture
   TGV_CUBLAS_CHECK(cublasLtCreate(&h));
   handles.emplace(device, h);
   return h;
