@@ -30,6 +30,12 @@ int64_t m_bucket(int64_t m) {
   return b;
 }
 
+int64_t staging_ld(const GemmDesc& g, const OperandAlignments& a, uint64_t max_bytes) {
+  if (!g.out.row_major || g.l != 1 || g.m < 2 || g.m > kMaxStagedM || a.out >= 16 || a.x < 16 || a.w < 16) return 0;
+  const int64_t ld = (g.n + 7) / 8 * 8;
+  return uint64_t(m_bucket(g.m)) * uint64_t(ld) * 2 <= max_bytes ? ld : 0;
+}
+
 BucketKey bucket_key(const GemmDesc& g, int device, uint64_t workspace) {
   const OperandAlignments a = operand_alignments(g);
   BucketKey k;

@@ -29,6 +29,17 @@ OperandAlignments operand_alignments(const GemmDesc& g);
 // measured algorithm (a decode step's M changes every few tokens).
 int64_t m_bucket(int64_t m);
 
+// The leading dimension (elements) of a 16-byte aligned staging copy of out
+// that a row-major out with misaligned rows (ld * 2 not a multiple of 16, as
+// with an odd N) may be computed into and copied from, or 0 where staging does
+// not apply: several rows, one batch, x and W 16-byte aligned (else the GEMM
+// gains nothing), and the largest M of the bucket fitting `max_bytes`. With
+// 2-byte aligned rows cuBLASLt can use none of its Hopper kernels that store
+// through TMA; the copy costs ~M*N*4 bytes of traffic.
+// Decode sizes only (the copy kernel puts one row per block row of its grid).
+inline constexpr int64_t kMaxStagedM = 4096;
+int64_t staging_ld(const GemmDesc& g, const OperandAlignments& a, uint64_t max_bytes);
+
 // The measured choice is shared by every call with the same BucketKey.
 struct BucketKey {
   int device = 0;

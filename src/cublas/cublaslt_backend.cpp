@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,9 @@ namespace {
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 // Candidates requested from the heuristic and timed.
 constexpr int kCandidates = 16;
+// The tail of the workspace a staged call (algo_key.hpp: staging_ld) computes
+// into; its GEMM gets the rest.
+constexpr size_t kStagingBytes = size_t(8) << 20;
 
 void check(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
@@ -156,9 +160,11 @@ struct LtPlan {
   std::mutex mutex;
   Owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
   Layout a, b, d;
+  Layout d_staged;  // where staging applies: D with the staging area's aligned ld
+  int64_t staging_ld = 0;
   cublasLtMatmulAlgo_t algo{};
   bool bias_in_epilogue = false;  // else prefilled through C with beta = 1
-  LtChoiceInfo info;
+  LtChoiceInfo info;              // info.staged_ld > 0: the algorithm runs on d_staged
 };
 
 void make_layout(Layout& out, uint64_t rows, uint64_t cols, int64_t ld, int64_t l, int64_t batch_stride) {
@@ -221,33 +227,53 @@ void set_bias_pointer(LtPlan& p, const void* bias) {
         cublasLtMatmulDescSetAttribute(p.op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
 }
 
+// Where a plan's GEMM writes: out itself, or the staging area of the call's
+// workspace, with the workspace the GEMM may use and D's alignment.
+struct Target {
+  const Layout* d = nullptr;
+  uint64_t workspace = 0;
+  uint32_t align_d = 0;
+  int64_t staged_ld = 0;
+};
+
+Target direct_target(const LtPlan& p, const BucketKey& key) { return {&p.d, key.workspace, key.align_out, 0}; }
+
+// The staging area sits at the workspace's 256-byte aligned tail; its rows are
+// staged_ld * 2 bytes apart, a multiple of 16.
+Target staged_target(const LtPlan& p, const BucketKey& key) {
+  if (p.staging_ld == 0) return {};
+  return {&p.d_staged, key.workspace - kStagingBytes, alignment_bytes(256, p.staging_ld, 2, 0, 1), p.staging_ld};
+}
+
 // Up to kCandidates algorithms, in the heuristic's order, that fit the workspace
 // and the alignment of every operand: pointer, leading dimension and batch
 // stride (algo_key.hpp), as the call will present them.
-std::vector<cublasLtMatmulHeuristicResult_t> candidates(cublasLtHandle_t handle, LtPlan& p, const BucketKey& key) {
+std::vector<cublasLtMatmulHeuristicResult_t> candidates(cublasLtHandle_t handle, LtPlan& p, const BucketKey& key,
+                                                        const Target& t) {
   Owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.value));
-  const uint64_t ws = key.workspace;
+  const uint64_t ws = t.workspace;
   TGV_CUBLAS_CHECK(
       cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
   const bool row = key.out_row_major != 0;
   const uint32_t align_a = row ? key.align_w : key.align_x, align_b = row ? key.align_x : key.align_w;
-  const uint32_t align_out = key.align_out;
+  const uint32_t align_d = t.align_d;
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                                                         &align_a, sizeof(align_a)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                                                         &align_b, sizeof(align_b)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                        &align_out, sizeof(align_out)));
+                                                        &align_d, sizeof(align_d)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                        &align_out, sizeof(align_out)));
+                                                        &align_d, sizeof(align_d)));
   const uint32_t reductions = reduction_mask();
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                                         &reductions, sizeof(reductions)));
   std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
   int found = 0;
-  TGV_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, p.op.value, p.a.value, p.b.value, p.d.value, p.d.value,
-                                                  pref.value, kCandidates, results.data(), &found));
+  const cublasLtMatrixLayout_t d = t.d->value;
+  TGV_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, p.op.value, p.a.value, p.b.value, d, d, pref.value,
+                                                  kCandidates, results.data(), &found));
   results.resize(size_t(std::max(found, 0)));
   results.erase(std::remove_if(results.begin(), results.end(),
                                [&](const cublasLtMatmulHeuristicResult_t& r) {
@@ -304,18 +330,23 @@ void log_choice(const GemmDesc& g, const LtPlan& p, const char* how) {
   char timing[128] = "";
   if (i.measured)
     std::snprintf(timing, sizeof(timing), ", %.2f us (the heuristic's first: %.2f us)", i.us, i.first_us);
+  char staged[64] = "";
+  if (i.staged_ld > 0) std::snprintf(staged, sizeof(staged), ", staged at ld %lld", (long long)i.staged_ld);
   std::fprintf(stderr,
                "[tgv] cublaslt m=%lld n=%lld k=%lld l=%lld: candidate %d of %d%s, %s; algo %d tile %d split-K %d "
-               "reduction %d stages %d, workspace %.2f of %.0f MiB\n",
+               "reduction %d stages %d%s, workspace %.2f of %.0f MiB\n",
                (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l, i.index, i.candidates, timing, how,
-               i.algo_id, i.tile, i.split_k, i.reduction, i.stages, double(i.workspace_needed) / (1 << 20),
+               i.algo_id, i.tile, i.split_k, i.reduction, i.stages, staged, double(i.workspace_needed) / (1 << 20),
                double(i.workspace_bytes) / (1 << 20));
 }
 
 // Every measured candidate, one line: what the choice was made from.
-void log_candidates(const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const std::vector<float>& us) {
+void log_candidates(const std::vector<cublasLtMatmulHeuristicResult_t>& cands, const std::vector<float>& us,
+                    int64_t staged_ld) {
   if (!log_enabled()) return;
-  std::string line = "[tgv]   candidates (index: algo/tile/split-K/reduction us):";
+  std::string line = staged_ld > 0 ? strfmt("[tgv]   staged (ld %lld) + copy candidates", (long long)staged_ld)
+                                   : std::string("[tgv]   candidates");
+  line += " (index: algo/tile/split-K/reduction us):";
   for (size_t c = 0; c < cands.size() && c < us.size(); ++c) {
     const cublasLtMatmulAlgo_t& a = cands[c].algo;
     const int id = config_attribute(a, CUBLASLT_ALGO_CONFIG_ID);
@@ -329,75 +360,128 @@ void log_candidates(const std::vector<cublasLtMatmulHeuristicResult_t>& cands, c
 
 enum class Mode { Measure, Capturing, AutotuneOff, Heuristic };
 
+// The call's operands and scratch sizes for timing p's candidates on target t.
+LtOperation timed_call(const GemmDesc& g, cublasLtHandle_t handle, const LtPlan& p, const Target& t) {
+  LtOperation call;
+  call.handle = handle, call.op = p.op.value, call.a = p.a.value, call.b = p.b.value, call.d = t.d->value;
+  const bool row = g.out.row_major;
+  call.a_ptr = row ? g.w.ptr : g.x.ptr;
+  call.b_ptr = row ? g.x.ptr : g.w.ptr;
+  call.beta = g.bias != nullptr && !p.bias_in_epilogue ? 1.0f : 0.0f;
+  if (t.staged_ld > 0) {
+    const int64_t m = g.m, n = g.n, ld_out = g.out.ld, ld_staging = t.staged_ld;
+    call.after = [=](const void* d, void* extra, cudaStream_t s) {
+      launch_staged_copy(extra, ld_out, d, ld_staging, m, n, s);
+    };
+  }
+  return call;
+}
+
+LtTimingBuffers timing_buffers(const GemmDesc& g, const Target& t) {
+  LtTimingBuffers b;
+  const bool row = g.out.row_major;
+  const uint64_t out_span = row ? span_bytes(g.n, g.m, g.out.ld, g.l, g.out.batch_stride)
+                                : span_bytes(g.m, g.n, g.out.ld, g.l, g.out.batch_stride);
+  if (t.staged_ld > 0) {
+    b.out_span_bytes = span_bytes(g.n, g.m, t.staged_ld, 1, 0);
+    b.extra_bytes = out_span;  // the copy's destination, as misaligned as out
+  } else {
+    b.out_span_bytes = out_span;
+    b.out_offset = reinterpret_cast<uintptr_t>(g.out.ptr) % 256;
+  }
+  b.workspace_bytes = t.workspace;
+  const int64_t w_batches = g.w.batch_stride == 0 ? 1 : g.l;
+  b.weight_bytes = g.w.major == Major::K ? span_bytes(g.k, g.n, g.w.ld, w_batches, g.w.batch_stride)
+                                         : span_bytes(g.n, g.k, g.w.ld, w_batches, g.w.batch_stride);
+  return b;
+}
+
+// The fastest measured candidate of each target, if any ran.
+struct Measured {
+  int index = -1;
+  float us = 0, first_us = 0;
+  int candidates = 0;
+  cublasLtMatmulHeuristicResult_t result{};
+};
+
+Measured measure(const GemmDesc& g, cublasLtHandle_t handle, const BucketKey& key, LtPlan& p, const Target& t) {
+  Measured m;
+  const std::vector<cublasLtMatmulHeuristicResult_t> cands = candidates(handle, p, key, t);
+  m.candidates = int(cands.size());
+  if (cands.empty()) return m;
+  const std::vector<float> us =
+      time_lt_candidates(key.device, timed_call(g, handle, p, t), cands, timing_buffers(g, t));
+  for (int c = 0; c < int(us.size()); ++c)
+    if (us[size_t(c)] >= 0 && (m.index < 0 || us[size_t(c)] < m.us)) m.index = c, m.us = us[size_t(c)];
+  if (m.index >= 0) {
+    m.first_us = us[0];
+    m.result = cands[size_t(m.index)];
+    log_candidates(cands, us, t.staged_ld);
+  }
+  return m;
+}
+
 // Chooses p's algorithm: the bucket's measured winner where it applies to this
-// call's descriptors, else the heuristic's candidates, timed in Measure mode.
+// call's descriptors, else the heuristic's candidates, timed in Measure mode
+// (those for out itself and, where staging applies, those for the staging
+// area with the copy included in their time).
 void choose(const GemmDesc& g, cublasLtHandle_t handle, const CallKey& key, LtPlan& p, Mode mode) {
   p.info.workspace_bytes = key.bucket.workspace;
   Winner w;
   if (find_winner(key.bucket, &w)) {
+    const Target t = w.info.staged_ld > 0 ? staged_target(p, key.bucket) : direct_target(p, key.bucket);
     cublasLtMatmulHeuristicResult_t check{};
-    if (cublasLtMatmulAlgoCheck(handle, p.op.value, p.a.value, p.b.value, p.d.value, p.d.value, &w.algo, &check) ==
+    if (t.d != nullptr &&
+        cublasLtMatmulAlgoCheck(handle, p.op.value, p.a.value, p.b.value, t.d->value, t.d->value, &w.algo, &check) ==
             CUBLAS_STATUS_SUCCESS &&
-        check.workspaceSize <= key.bucket.workspace) {
+        check.workspaceSize <= t.workspace) {
       p.info = w.info;
       p.info.reused = true, p.info.settled = true;
       p.info.workspace_bytes = key.bucket.workspace;
+      p.info.staged_ld = t.staged_ld;
       take_algo(p, w.algo, check.workspaceSize);
       log_choice(g, p, "measured for this M bucket by an earlier call");
       return;
     }
   }
-  const std::vector<cublasLtMatmulHeuristicResult_t> cands = candidates(handle, p, key.bucket);
-  if (cands.empty())
-    throw Error(TGV_ERROR_CUBLAS, strfmt("cuBLASLt has no algorithm for m=%lld n=%lld k=%lld l=%lld",
-                                         (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l));
-  p.info.candidates = int(cands.size());
   if (mode == Mode::Measure) {
-    LtOperation call;
-    call.handle = handle, call.op = p.op.value, call.a = p.a.value, call.b = p.b.value, call.d = p.d.value;
-    const bool row = g.out.row_major;
-    call.a_ptr = row ? g.w.ptr : g.x.ptr;
-    call.b_ptr = row ? g.x.ptr : g.w.ptr;
-    call.beta = g.bias != nullptr && !p.bias_in_epilogue ? 1.0f : 0.0f;
-    LtTimingBuffers buffers;
-    buffers.out_span_bytes = row ? span_bytes(g.n, g.m, g.out.ld, g.l, g.out.batch_stride)
-                                 : span_bytes(g.m, g.n, g.out.ld, g.l, g.out.batch_stride);
-    buffers.out_offset = reinterpret_cast<uintptr_t>(g.out.ptr) % 256;
-    buffers.workspace_bytes = key.bucket.workspace;
-    const int64_t w_batches = g.w.batch_stride == 0 ? 1 : g.l;
-    buffers.weight_bytes = g.w.major == Major::K ? span_bytes(g.k, g.n, g.w.ld, w_batches, g.w.batch_stride)
-                                                 : span_bytes(g.n, g.k, g.w.ld, w_batches, g.w.batch_stride);
-    set_bias_pointer(p, g.bias);
-    const std::vector<float> us = time_lt_candidates(key.bucket.device, call, cands, buffers);
     g_measurements.fetch_add(1);
-    int best = -1;
-    for (int c = 0; c < int(us.size()); ++c)
-      if (us[size_t(c)] >= 0 && (best < 0 || us[size_t(c)] < us[size_t(best)])) best = c;
-    if (best >= 0) {
+    // TGV_CUBLAS_STAGING=off or =only leaves out one side where staging applies
+    // (for tests and experiments; read at each choice).
+    const Target staged_t = env_is("TGV_CUBLAS_STAGING", "off") ? Target{} : staged_target(p, key.bucket);
+    const bool staged_only = staged_t.d != nullptr && env_is("TGV_CUBLAS_STAGING", "only");
+    const Measured direct = staged_only ? Measured{} : measure(g, handle, key.bucket, p, direct_target(p, key.bucket));
+    const Measured staged = staged_t.d ? measure(g, handle, key.bucket, p, staged_t) : Measured{};
+    const bool use_staged = staged.index >= 0 && (direct.index < 0 || staged.us < direct.us);
+    const Measured& best = use_staged ? staged : direct;
+    if (best.index >= 0) {
       p.info.measured = true, p.info.settled = true;
-      p.info.index = best;
-      p.info.us = us[size_t(best)];
-      p.info.first_us = us[0];
-      take_algo(p, cands[size_t(best)].algo, cands[size_t(best)].workspaceSize);
+      p.info.index = best.index, p.info.candidates = best.candidates;
+      p.info.us = best.us;
+      p.info.first_us = direct.index >= 0 ? direct.first_us : best.first_us;
+      p.info.staged_ld = use_staged ? staged_t.staged_ld : 0;
+      take_algo(p, best.result.algo, best.result.workspaceSize);
       {
         std::lock_guard<std::mutex> lock(g_winner_mutex);
         g_winners.emplace(key.bucket, Winner{p.algo, p.info});
       }
-      log_choice(g, p, "measured");
-      log_candidates(cands, us);
+      log_choice(g, p, use_staged ? "measured, into the aligned staging area then copied" : "measured");
       return;
     }
-    // No scratch memory to measure with: the heuristic's first, for good (a
+    // Nothing measured (no scratch memory): the heuristic's first, for good (a
     // retry at every call would allocate at every call).
-    p.info.settled = true;
-    take_algo(p, cands[0].algo, cands[0].workspaceSize);
-    log_choice(g, p, "the heuristic's first (no memory to measure with)");
-    return;
   }
-  p.info.settled = mode == Mode::AutotuneOff;
+  const std::vector<cublasLtMatmulHeuristicResult_t> cands =
+      candidates(handle, p, key.bucket, direct_target(p, key.bucket));
+  if (cands.empty())
+    throw Error(TGV_ERROR_CUBLAS, strfmt("cuBLASLt has no algorithm for m=%lld n=%lld k=%lld l=%lld",
+                                         (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l));
+  p.info.candidates = int(cands.size());
+  p.info.settled = mode == Mode::AutotuneOff || mode == Mode::Measure;
   take_algo(p, cands[0].algo, cands[0].workspaceSize);
   log_choice(g, p,
-             mode == Mode::Capturing     ? "the heuristic's first (stream capturing; an eager call will measure)"
+             mode == Mode::Measure       ? "the heuristic's first (no memory to measure with)"
+             : mode == Mode::Capturing   ? "the heuristic's first (stream capturing; an eager call will measure)"
              : mode == Mode::AutotuneOff ? "the heuristic's first (TGV_CUBLAS_AUTOTUNE=0)"
                                          : "the heuristic's first (untimed)");
 }
@@ -420,6 +504,10 @@ std::shared_ptr<LtPlan> plan_for(const GemmDesc& g, cublasLtHandle_t handle, con
   // and other shapes need not wait for them. A racing builder of the same key
   // finds a settled plan in place and drops its own.
   std::shared_ptr<LtPlan> fresh = describe_call(g, g.bias != nullptr);
+  if (key.bucket.workspace >= kWorkspaceBytes) {
+    fresh->staging_ld = staging_ld(g, operand_alignments(g), kStagingBytes);
+    if (fresh->staging_ld > 0) make_layout(fresh->d_staged, uint64_t(g.n), uint64_t(g.m), fresh->staging_ld, 1, 0);
+  }
   {
     // The heuristic query is host work, but what cuBLASLt does inside it is
     // not ours to vouch for: in relaxed mode nothing it does can invalidate
@@ -463,11 +551,23 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream, LtChoice choice) {
     launch_bias_fill_col_major(g, stream);
     beta = 1.0f;
   }
-  std::lock_guard<std::mutex> lock(p.mutex);
-  set_bias_pointer(p, g.bias);
-  TGV_CUBLAS_CHECK(cublasLtMatmul(handle, p.op.value, &alpha, row ? g.w.ptr : g.x.ptr, p.a.value,
-                                  row ? g.x.ptr : g.w.ptr, p.b.value, &beta, g.out.ptr, p.d.value, g.out.ptr,
-                                  p.d.value, &p.algo, ws.ptr, ws.bytes, stream));
+  const int64_t staged_ld = p.info.staged_ld;
+  void* d = g.out.ptr;
+  uint64_t ws_bytes = ws.bytes;
+  cublasLtMatrixLayout_t d_layout = p.d.value;
+  if (staged_ld > 0) {  // chosen only with the full workspace, whose tail is the staging area
+    ws_bytes = ws.bytes - kStagingBytes;
+    d = static_cast<char*>(ws.ptr) + ws_bytes;
+    d_layout = p.d_staged.value;
+  }
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    set_bias_pointer(p, g.bias);
+    TGV_CUBLAS_CHECK(cublasLtMatmul(handle, p.op.value, &alpha, row ? g.w.ptr : g.x.ptr, p.a.value,
+                                    row ? g.x.ptr : g.w.ptr, p.b.value, &beta, d, d_layout, d, d_layout, &p.algo,
+                                    ws.ptr, ws_bytes, stream));
+  }
+  if (staged_ld > 0) launch_staged_copy(g.out.ptr, g.out.ld, d, staged_ld, g.m, g.n, stream);
 }
 
 bool cublaslt_cached_choice(const GemmDesc& g, cudaStream_t stream, LtChoiceInfo* info) {

@@ -32,6 +32,11 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream, LtChoice choice = LtC
 // out[l](m, n) = bias[n] for a column-major out, before a beta = 1 GEMM.
 void launch_bias_fill_col_major(const GemmDesc& g, cudaStream_t stream);
 
+// out(m, n) = staging(m, n) for m < M, n < N, row-major both (elements apart
+// by ld_out and ld_staging): a staged GEMM's result into out.
+void launch_staged_copy(void* out, int64_t ld_out, const void* staging, int64_t ld_staging, int64_t m, int64_t n,
+                        cudaStream_t stream);
+
 // What was chosen for a call shape (TGV_LOG_DISPATCH=1 prints the same).
 struct LtChoiceInfo {
   bool measured = false;  // timed, here or for another call of the bucket
@@ -43,6 +48,7 @@ struct LtChoiceInfo {
   float first_us = 0;     // measured median of the heuristic's first (measured only)
   uint64_t workspace_needed = 0, workspace_bytes = 0;
   int algo_id = 0, tile = 0, split_k = 0, reduction = 0, stages = 0;
+  int64_t staged_ld = 0;  // > 0: computed into an aligned staging area of this ld, then copied to out
   uint64_t algo_words[8] = {};  // the cublasLtMatmulAlgo_t itself, for identity
 };
 

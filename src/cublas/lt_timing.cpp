@@ -102,8 +102,9 @@ std::vector<float> time_lt_candidates(int device, const LtOperation& call,
   prepare(t, device);
   if (!t.pools || candidates.empty()) return {};
 
-  Scratch out(t.stream), workspace(t.stream), flush(t.stream);
+  Scratch out(t.stream), workspace(t.stream), flush(t.stream), extra(t.stream);
   if (!out.allocate(buffers.out_span_bytes + 256)) return {};
+  if (call.after && !extra.allocate(buffers.extra_bytes + 256)) return {};
   if (buffers.workspace_bytes > 0 && !workspace.allocate(buffers.workspace_bytes)) return {};
   // Weights of twice the L2 size and more evict themselves.
   const size_t flush_bytes = 2 * t.l2_bytes;
@@ -113,8 +114,11 @@ std::vector<float> time_lt_candidates(int device, const LtOperation& call,
 
   const float alpha = 1.0f;
   const auto run = [&](size_t c) {
-    return cublasLtMatmul(call.handle, call.op, &alpha, call.a_ptr, call.a, call.b_ptr, call.b, &call.beta, d, call.d,
-                          d, call.d, &candidates[c].algo, workspace.get(), buffers.workspace_bytes, t.stream);
+    const cublasStatus_t s =
+        cublasLtMatmul(call.handle, call.op, &alpha, call.a_ptr, call.a, call.b_ptr, call.b, &call.beta, d, call.d, d,
+                       call.d, &candidates[c].algo, workspace.get(), buffers.workspace_bytes, t.stream);
+    if (s == CUBLAS_STATUS_SUCCESS && call.after) call.after(d, extra.get(), t.stream);
+    return s;
   };
   const size_t n = candidates.size();
   std::vector<bool> runs(n);
@@ -135,6 +139,7 @@ std::vector<float> time_lt_candidates(int device, const LtOperation& call,
   out.release();
   workspace.release();
   flush.release();
+  extra.release();
   TGV_CUDA_CHECK(cudaStreamSynchronize(t.stream));
 
   std::vector<float> medians(n, -1.0f);

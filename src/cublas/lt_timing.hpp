@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tgv::detail {
@@ -18,6 +19,9 @@ struct LtOperation {
   const void* a_ptr = nullptr;
   const void* b_ptr = nullptr;
   float beta = 0.0f;
+  // Launched after each GEMM, inside its timing (a staged call's copy to out):
+  // reads the GEMM's output `d`, writes `extra`.
+  std::function<void(const void* d, void* extra, cudaStream_t)> after;
 };
 
 // Where the timed calls write and what they must not find in L2.
@@ -26,6 +30,7 @@ struct LtTimingBuffers {
   uintptr_t out_offset = 0;   // the call's out pointer modulo 256: scratch D sits as misaligned
   uint64_t workspace_bytes = 0;
   uint64_t weight_bytes = 0;  // the weight operand's extent: flushed from L2 between runs
+  size_t extra_bytes = 0;     // scratch for LtOperation::after
 };
 
 // The median time in microseconds of each candidate (a negative entry: it

@@ -388,20 +388,71 @@ TEST(CublasChoice, ConcurrentThreadsOnTheirOwnStreams) {
   }
 }
 
+// Sets an environment variable for the scope (the library reads the
+// TGV_CUBLAS_* switches at each choice).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// Odd N (2-byte aligned rows of out): the staged path -- the GEMM into an
+// aligned staging area, then a copy into out -- forced, whichever would win,
+// so that it is checked on every run: numerics, guards and padding of out
+// untouched, repeatable, also replayed from a graph; with bias and without.
+TEST(CublasChoice, StagedOddNIsExact) {
+  REQUIRE_AUTOTUNE();
+  for (int bias = 0; bias < 2; ++bias) {
+    SCOPED_TRACE(bias ? "bias" : "no bias");
+    GemmCase c = cublas_case(48 + bias, 2417 + 2 * bias, 1120);
+    c.bias = bias != 0;
+    c.out_pad = 3;
+    c.graph = true;
+    tgv_test::CaseResult r;
+    {
+      ScopedEnv only("TGV_CUBLAS_STAGING", "only");
+      GemmFixture f(c);
+      std::vector<std::string> failures;
+      ASSERT_EQ(f.run(f.options(), failures), TGV_SUCCESS) << tgv_last_error();
+      const LtChoiceInfo info = check_out(f, failures);
+      EXPECT_TRUE(info.measured) << describe(info);
+      EXPECT_EQ(info.staged_ld, (c.n + 7) / 8 * 8) << describe(info);
+      for (const std::string& s : failures) ADD_FAILURE() << s;
+    }
+    r = tgv_test::run_case(c);  // the cached staged plan again: repeat and graph replay
+    EXPECT_EQ(r.status, TGV_SUCCESS) << r.message;
+    for (const std::string& s : r.failures) ADD_FAILURE() << s;
+  }
+}
+
 // TGV_CUBLAS_AUTOTUNE=0: the heuristic's first algorithm, nothing measured, and
 // the choice stays (a later call does not measure either).
 TEST(CublasChoice, AutotuneOffTakesTheHeuristicsFirst) {
   TGV_REQUIRE_GPU();
-  const char* old = std::getenv("TGV_CUBLAS_AUTOTUNE");
-  const std::string saved = old ? old : "";
-  setenv("TGV_CUBLAS_AUTOTUNE", "0", 1);
   GemmFixture f(cublas_case(44, 2408, 1112));
   std::vector<std::string> failures;
   const uint64_t before = tgv::detail::cublaslt_measurements();
-  const tgv_status s = f.run(f.options(), failures);
-  const tgv_status again = f.run(f.options(), failures);
-  if (old) setenv("TGV_CUBLAS_AUTOTUNE", saved.c_str(), 1);
-  else unsetenv("TGV_CUBLAS_AUTOTUNE");
+  tgv_status s, again;
+  {
+    ScopedEnv off("TGV_CUBLAS_AUTOTUNE", "0");
+    s = f.run(f.options(), failures);
+    again = f.run(f.options(), failures);
+  }
   ASSERT_EQ(s, TGV_SUCCESS) << tgv_last_error();
   ASSERT_EQ(again, TGV_SUCCESS) << tgv_last_error();
   EXPECT_EQ(tgv::detail::cublaslt_measurements(), before);

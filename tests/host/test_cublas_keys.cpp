@@ -59,6 +59,32 @@ TEST(CublasAlignment, OperandsOfAProblem) {
   EXPECT_EQ(operand_alignments(validate_problem(p)).x, 16u);
 }
 
+TEST(CublasStaging, OnlyForRowMajorOutWithMisalignedRows) {
+  const uint64_t kMax = 8 << 20;
+  auto ld = [&](const tgv_problem& p) {
+    const GemmDesc g = validate_problem(p);
+    return staging_ld(g, operand_alignments(g), kMax);
+  };
+  EXPECT_EQ(ld(make_problem(64, 4097, 4104)), 4104);  // 2-byte aligned rows
+  EXPECT_EQ(ld(make_problem(64, 4100, 4104)), 4104);  // 8-byte aligned rows
+  EXPECT_EQ(ld(make_problem(64, 4104, 4104)), 0);     // 16-byte aligned rows
+  EXPECT_EQ(ld(make_problem(1, 4097, 4104)), 0);      // one row: aligned at its start
+  EXPECT_EQ(ld(make_problem(64, 4097, 4104, 2)), 0);  // batches
+  tgv_problem p = make_problem(64, 4097, 4096);
+  p.out_stride_m = 1, p.out_stride_n = 64, p.out_stride_l = 64 * 4097;  // column-major
+  EXPECT_EQ(ld(p), 0);
+  // Inputs not 16-byte aligned (the C ABI refuses those today): the GEMM would gain nothing.
+  const GemmDesc odd = validate_problem(make_problem(64, 4097, 4104));
+  OperandAlignments a = operand_alignments(odd);
+  a.x = 8;
+  EXPECT_EQ(staging_ld(odd, a, kMax), 0);
+  // The largest M of the bucket must fit: 128 x 32768 x 2 bytes is 8 MiB.
+  EXPECT_EQ(ld(make_problem(65, 32767, 1024)), 32768);
+  EXPECT_EQ(ld(make_problem(65, 32769, 1024)), 0);
+  EXPECT_EQ(ld(make_problem(4096, 15, 1024)), 16);
+  EXPECT_EQ(ld(make_problem(4097, 15, 1024)), 0);  // beyond decode sizes
+}
+
 TEST(CublasBucket, NextPowerOfTwo) {
   EXPECT_EQ(m_bucket(1), 1);
   EXPECT_EQ(m_bucket(2), 2);
