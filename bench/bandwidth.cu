@@ -4,6 +4,7 @@
 
 #include "cuda_check.hpp"
 #include "fill.hpp"
+#include "read_fold.cuh"
 #include "timing.hpp"
 
 namespace {
@@ -12,24 +13,11 @@ constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // independent loads in flight per thread, to cover DRAM latency
 constexpr int kRuns = 15;
 
-__device__ uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
-
-// Grid-stride read of `count` 16-byte words. Every word feeds the XOR written to
-// *sink, so the compiler must keep every load.
+// Grid-stride read of `count` 16-byte words, every word feeding the XOR in *sink.
 __global__ void read_probe_kernel(const uint4* __restrict__ data, size_t count, uint32_t* sink) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  uint32_t acc = 0;
-  for (; i + (kUnroll - 1) * stride < count; i += kUnroll * stride) {
-    uint4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = data[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc ^= fold(v[u]);
-  }
-  for (; i < count; i += stride) acc ^= fold(data[i]);
-  for (int offset = 16; offset > 0; offset /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
-  if (threadIdx.x % 32 == 0) atomicXor(sink, acc);
+  const size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  xor_into(sink, xor_strided<kUnroll>(data, first, count, stride));
 }
 
 }  // namespace
