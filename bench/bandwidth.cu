@@ -13,13 +13,6 @@ constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // independent loads in flight per thread, to cover DRAM latency
 constexpr int kRuns = 15;
 
-// Grid-stride read of `count` 16-byte words, every word feeding the XOR in *sink.
-__global__ void read_probe_kernel(const uint4* __restrict__ data, size_t count, uint32_t* sink) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  const size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  xor_into(sink, xor_strided<kUnroll>(data, first, count, stride));
-}
-
 }  // namespace
 
 double measure_read_bandwidth(size_t bytes, cudaStream_t stream) {
@@ -36,12 +29,13 @@ double measure_read_bandwidth(size_t bytes, cudaStream_t stream) {
   int device = 0, sms = 0, blocks_per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, read_probe_kernel, kThreads, 0));
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, xor_grid_stride_kernel<kUnroll>, kThreads, 0));
   const int grid = sms * blocks_per_sm;
 
   const auto launch = [&] {
-    read_probe_kernel<<<grid, kThreads, 0, stream>>>(data, count, sink);
-    CUDA_CHECK_LAUNCH("read_probe_kernel");
+    xor_grid_stride_kernel<kUnroll><<<grid, kThreads, 0, stream>>>(data, count, sink);
+    CUDA_CHECK_LAUNCH("xor_grid_stride_kernel");
   };
   launch();  // warm-up: module load, clocks
   const double ms = median(time_each(stream, kRuns, launch));

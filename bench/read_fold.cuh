@@ -30,3 +30,11 @@ __device__ __forceinline__ void xor_into(uint32_t* sink, uint32_t acc) {
   for (int offset = 16; offset > 0; offset /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
   if (threadIdx.x % 32 == 0) atomicXor(sink, acc);
 }
+
+// Grid-stride XOR of `count` words into *sink: the read-bandwidth probe, and the
+// reference the stream floor kernel's XOR is checked against.
+template <int kUnroll>
+__global__ void xor_grid_stride_kernel(const uint4* __restrict__ data, size_t count, uint32_t* sink) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  xor_into(sink, xor_strided<kUnroll>(data, static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x, count, stride));
+}

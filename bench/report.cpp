@@ -19,7 +19,9 @@ struct Derived {
   double vs_stream = NAN;          // time / the stream floor launched with the run's PDL setting
 };
 
-double stream_floor_of(const RunInfo& info, const Row& row) { return info.pdl ? row.stream_pdl_us : row.stream_plain_us; }
+double stream_floor_of(const RunInfo& info, const Row& row) {
+  return info.pdl ? row.stream_pdl_us : row.stream_plain_us;
+}
 
 int cublas_index(const RunInfo& info) {
   const auto it = std::find(info.backends.begin(), info.backends.end(), kCublas);

@@ -23,7 +23,7 @@ constexpr int kUnroll = 8;
 // next kernel may launch once this CTA's loads are issued; only the output, the
 // XOR in *sink, waits for the previous kernel (it stands for the GEMM's x and out).
 // Without the PDL attribute both griddepcontrol instructions are no-ops.
-__global__ void __launch_bounds__(kThreads) stream_floor_kernel(const uint4* __restrict__ w, size_t count,
+__global__ void __launch_bounds__(kThreads, 1) stream_floor_kernel(const uint4* __restrict__ w, size_t count,
                                                                 uint32_t* sink) {
   const size_t begin = count * blockIdx.x / gridDim.x;
   const size_t end = count * (blockIdx.x + 1) / gridDim.x;
@@ -44,16 +44,31 @@ StreamFloor measure_stream_floor(const RotatingBuffers& buffers, int calls, int 
                                  cudaStream_t stream) {
   // K % 8 == 0 for every shape the API takes, so a weight is whole 16-byte words.
   const size_t count = static_cast<size_t>(buffers.n() * buffers.k()) * sizeof(__nv_bfloat16) / sizeof(uint4);
-  uint32_t* sink = nullptr;
-  CUDA_CHECK(cudaMalloc(&sink, sizeof(uint32_t)));
-  CUDA_CHECK(cudaMemsetAsync(sink, 0, sizeof(uint32_t), stream));
+  uint32_t* sink = nullptr;  // [0]: the floor kernel's XOR, [1]: the reference's
+  CUDA_CHECK(cudaMalloc(&sink, 2 * sizeof(uint32_t)));
+  CUDA_CHECK(cudaMemsetAsync(sink, 0, 2 * sizeof(uint32_t), stream));
   const auto weight = [&](int call) { return reinterpret_cast<const uint4*>(buffers.w(call % buffers.sets())); };
+
+  // Once, outside any graph: module load, a launch error reported as itself, and
+  // the check that the timed kernel reads every word of the weight exactly once
+  // (the same XOR by a grid-stride traversal: a word read twice cancels, one
+  // skipped is missing).
+  CUDA_CHECK(launch(weight(0), count, sink, sm_count, true, stream));
+  xor_grid_stride_kernel<4><<<2 * sm_count, 256, 0, stream>>>(weight(0), count, sink + 1);
+  CUDA_CHECK_LAUNCH("xor_grid_stride_kernel");
+  uint32_t folded[2] = {0, 0};
+  CUDA_CHECK(cudaMemcpyAsync(folded, sink, sizeof(folded), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (folded[0] != folded[1]) {
+    std::fprintf(stderr,
+                 "\ntgv-bench: stream floor N=%lld K=%lld: the kernel's XOR of W is %08x, the reference's %08x: "
+                 "it did not read every word exactly once\n",
+                 static_cast<long long>(buffers.n()), static_cast<long long>(buffers.k()), folded[0], folded[1]);
+    std::exit(1);
+  }
 
   double us[2] = {0, 0};
   for (const bool pdl : {true, false}) {
-    // Outside capture first: module load, and a launch error reported as itself.
-    CUDA_CHECK(launch(weight(0), count, sink, sm_count, pdl, stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
     const GraphTiming t = time_graph(stream, calls, reps, [&](int call) {
       const cudaError_t e = launch(weight(call), count, sink, sm_count, pdl, stream);
       return e == cudaSuccess ? std::string() : std::string("stream_floor_kernel: ") + cudaGetErrorString(e);
