@@ -114,13 +114,26 @@ def plan_calls(w_bytes, l2_bytes, l2_factor, read_bps=4.0e12):
 
 # ---- timing (torch) ---------------------------------------------------------------
 
-def time_graph(torch, fn, calls, replays):
+def alignment_classes(tensors):
+    """Indices of the first tensor of each pointer alignment (16 .. 256 bytes)."""
+    first = {}
+    for i, t in enumerate(tensors):
+        ptr, align = t.data_ptr(), 256
+        while align > 16 and ptr % align:
+            align //= 2
+        first.setdefault(align, i)
+    return sorted(first.values())
+
+
+def time_graph(torch, fn, calls, replays, warm=(0,)):
     """Median us per call of fn(0) .. fn(calls - 1) captured in one CUDA graph; the
-    replays are enqueued back to back (no host sync between), each between events."""
+    replays are enqueued back to back (no host sync between), each between events.
+    fn(i) for i in `warm` runs first, outside capture: the cuBLASLt backend picks its
+    algorithm per pointer alignment and must not do so while capturing."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        for i in range(min(3, calls)):  # outside capture: plans, workspaces, first loads
+        for i in warm:  # outside capture: plans, workspaces, first loads
             fn(i)
         side.synchronize()
         graph = torch.cuda.CUDAGraph()
@@ -327,9 +340,11 @@ def main(argv=None):
         weights = torch.empty(copies, n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
                                                                                         generator=gen)
         w_ref = weights[0].float()
+        warm = alignment_classes(weights)
         floor_us = floors.get((n, k)) if floors is not None else None
         if floors is None:
-            floor_us = time_graph(torch, lambda i: weights[i % copies].sum(dtype=torch.float32), calls, args.replays)
+            floor_us = time_graph(torch, lambda i: weights[i % copies].sum(dtype=torch.float32), calls, args.replays,
+                                  warm)
         print("[%d/%d] %s %dx%d (%.1f MB, %d copies, %d calls)" % (index + 1, len(shapes), s["label"], n, k,
                                                                   w_bytes / 1e6, copies, calls),
               file=sys.stderr, flush=True)
@@ -358,7 +373,7 @@ def main(argv=None):
                     continue
                 row[name + "_status"] = "ok"
                 row[name + "_us"] = time_graph(torch, lambda i, fn=fn: fn(x, weights[i % copies]), calls,
-                                               args.replays)
+                                               args.replays, warm)
             rows.append(row)
         del weights, w_ref
         torch.cuda.empty_cache()
