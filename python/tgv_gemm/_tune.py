@@ -82,26 +82,30 @@ def candidate_options(backend, tactic, split_k, stages):
 
 
 def _time_graph(fn, calls, replays):
-    """Median us per call of `calls` calls of fn(i) captured in one CUDA graph."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in range(3):  # outside capture: plans, workspaces, first loads
-            fn(i)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
+    """Median us per call of `calls` calls of fn(i) captured in one CUDA graph,
+    on the current stream (a side stream of tune()'s own: the warm-up calls give
+    it its cuBLASLt workspace before capture, as tgv-bench does on its stream).
+
+    The capture is thread-local: only this thread's calls are checked for
+    capture safety, so threads serving beside the tuner on their own streams
+    keep allocating and synchronizing (in torch's default global mode their
+    calls failed with "operation not permitted when stream is capturing")."""
+    stream = torch.cuda.current_stream()
+    for i in range(3):  # outside capture: plans, workspaces, first loads
+        fn(i)
+    stream.synchronize()
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
         for i in range(calls):
             fn(i)
     graph.replay()
-    torch.cuda.synchronize()
+    stream.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(replays):
-        start.record()
+        start.record(stream)
         graph.replay()
-        end.record()
+        end.record(stream)
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e3 / calls)
     del graph
@@ -141,7 +145,10 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
     family = _family(props.major)
     tactics = [L.get_tactic(i) for i in range(L.num_tactics())]
     entries = []
-    with torch.cuda.device(device):
+    # One stream of the tuner's own for every call it makes, never the legacy
+    # default stream, which would order itself after other threads' blocking
+    # streams.
+    with torch.cuda.device(device), torch.cuda.stream(torch.cuda.Stream(device)):
         for n, k in shapes:
             w_bytes = n * k * 2
             copies = max(2, math.ceil(l2_factor * props.L2_cache_size / w_bytes))
@@ -160,7 +167,7 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
                     try:
                         out.fill_(float("nan"))
                         _ops.run_linear(x, weights[0], b, out, backend, None, None, "tgv_gemm.tune", options=opts)
-                        torch.cuda.synchronize(device)
+                        torch.cuda.current_stream().synchronize()
                     except L.TgvError as e:
                         if e.status == L.ERROR_NOT_SUPPORTED:
                             continue  # refused up front: never a choice

@@ -538,11 +538,6 @@ TEST(Ladder, ChangesWithSmCount) {
   EXPECT_LT(ctas(tactic(small), g), ctas(tactic(big), g));
 }
 
-TEST(Ladder, Deterministic) {
-  const GemmDesc g = desc(33, 5000, 1024, 2);
-  EXPECT_EQ(ladder(g, kH200), ladder(g, kH200));
-}
-
 // ---- reasons the tgv kernels refuse --------------------------------------
 
 TEST(UnsupportedReason, PlainProblemOnHopper) {
