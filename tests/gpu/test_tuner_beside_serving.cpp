@@ -1,8 +1,9 @@
 // A tuner beside serving threads (issue 12): four threads call tgv::gemm,
 // each on its own stream with its own weight shape and M varying call to call,
-// while a fifth captures and replays CUDA graphs of tuning candidates the way
-// `tgv-bench --tune` does (warm-up outside capture, thread-local capture of
-// several calls on its own stream, replays). With the tuner capturing in global
+// while a fifth captures and replays CUDA graphs of tuning candidates (some of
+// the library's list, tgv::tune_candidates) the way `tgv-bench --tune` does
+// (warm-up outside capture, thread-local capture of several calls on its own
+// stream, replays). With the tuner capturing in global
 // mode the serving threads' allocations failed (cudaErrorStreamCaptureUnsupported,
 // found from Python, 2026-12-03).
 //
@@ -147,21 +148,26 @@ void tune_once(GemmFixture& f, const tgv::Options& o, cudaStream_t stream, const
   failures.add_all(where, found);
 }
 
-// A few candidates of every kind the tuner times: the tgv kernels at split-K
-// 1, 2 and 4 (a shallower ring at 4), and cuBLASLt.
-std::vector<tgv::Options> tuner_candidates() {
-  std::vector<tgv::Options> list;
-  for (int32_t split : {1, 2, 4}) {
-    tgv::Options o;
-    o.backend = tgv::Backend::Tgv;
-    o.split_k = split;
-    o.stages = split == 4 ? 8 : tgv::kAutoStages;
-    list.push_back(o);
+// A few of the candidates the tuner times for (n, k, m) on this device, one of
+// each kind the library's list holds: the first tgv one, the first with
+// split-K, the first with a shallower ring, and cuBLASLt (always last).
+std::vector<tgv::Options> tuner_candidates(int64_t n, int64_t k, int64_t m, std::string* error) {
+  int device = 0;
+  tgv_device_desc desc{};
+  std::vector<tgv::Options> all, some;
+  if (cudaGetDevice(&device) != cudaSuccess) return *error = "cudaGetDevice failed", some;
+  if (const tgv::Status s = tgv::describe_device(device, &desc); !s) return *error = s.message(), some;
+  if (const tgv::Status s = tgv::tune_candidates(desc, n, k, m, &all); !s) return *error = s.message(), some;
+  bool split = false, shallow = false;
+  for (size_t i = 0; i + 1 < all.size(); ++i) {
+    const tgv::Options& o = all[i];
+    const bool first = i == 0, first_split = !split && o.split_k > 1, first_shallow = !shallow && o.stages > 0;
+    if (first || first_split || first_shallow) some.push_back(o);
+    split = split || o.split_k > 1;
+    shallow = shallow || o.stages > 0;
   }
-  tgv::Options cublas;
-  cublas.backend = tgv::Backend::Cublas;
-  list.push_back(cublas);
-  return list;
+  some.push_back(all.back());
+  return some;
 }
 
 GemmCase make_case(int64_t m, int64_t n, int64_t k, bool bias, uint64_t seed) {
@@ -190,8 +196,14 @@ TEST(TunerBesideServing, FourServingThreadsAndATunerTwentyRoundsInARow) {
       served[i].push_back(std::make_unique<GemmFixture>(
           make_case(m, servers()[i].n, servers()[i].k, i % 2 == 0, 0x7e57 + i * 100 + uint64_t(m))));
   std::vector<std::unique_ptr<GemmFixture>> tuned;
-  for (int64_t m : {1, 16}) tuned.push_back(std::make_unique<GemmFixture>(make_case(m, 1024, 2048, true, 0x70e + m)));
-  const std::vector<tgv::Options> candidates = tuner_candidates();
+  std::vector<std::vector<tgv::Options>> candidates;
+  for (int64_t m : {1, 16}) {
+    tuned.push_back(std::make_unique<GemmFixture>(make_case(m, 1024, 2048, true, 0x70e + m)));
+    std::string error;
+    candidates.push_back(tuner_candidates(1024, 2048, m, &error));
+    ASSERT_TRUE(error.empty()) << error;
+    ASSERT_GE(candidates.back().size(), 3u) << "tgv candidates, split-K among them, and cuBLASLt";
+  }
 
   for (int round = 0; round < kRounds; ++round) {
     Failures failures;
@@ -223,11 +235,11 @@ TEST(TunerBesideServing, FourServingThreadsAndATunerTwentyRoundsInARow) {
       if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
         failures.add(cuda_error("tuner cudaStreamCreateWithFlags", e));
       } else {
-        for (auto& f : tuned)
-          for (size_t c = 0; c < candidates.size(); ++c)
-            tune_once(*f, candidates[c], stream,
+        for (size_t t = 0; t < tuned.size(); ++t)
+          for (size_t c = 0; c < candidates[t].size(); ++c)
+            tune_once(*tuned[t], candidates[t][c], stream,
                       "round " + std::to_string(round) + " tuner candidate " + std::to_string(c) + " (" +
-                          f->spec().name() + ")",
+                          tuned[t]->spec().name() + ")",
                       failures);
         cudaStreamDestroy(stream);
       }
