@@ -34,9 +34,12 @@ double median(std::vector<float> values) {
 
 GraphTiming time_graph(cudaStream_t stream, int calls, int reps,
                        const std::function<std::string(int call)>& enqueue) {
-  // Global mode: a call that is unsafe during capture fails here, as it would in a
-  // serving framework's graph.
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  // Thread-local mode: a call of this thread (the library's own) that is unsafe
+  // during capture still fails here, as it would in a serving framework's
+  // graph, while other threads of the process -- an engine serving beside
+  // `--tune` -- may allocate and synchronize as they please (global mode made
+  // their calls fail with cudaErrorStreamCaptureUnsupported).
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   std::string error;
   for (int call = 0; call < calls && error.empty(); ++call) {
     error = enqueue(call);

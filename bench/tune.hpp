@@ -1,6 +1,8 @@
-// tgv-bench --tune FILE: times every legal (tactic, split-K) of the tgv backend
-// and cuBLASLt for each shape and M bucket, by the same cold-weight graph method,
-// and writes the per-GPU tuning file the library loads (src/plan/tuning.hpp).
+// tgv-bench --tune FILE: a timer over the library's tuner pieces. For each shape
+// and M bucket it times the candidates of tgv::tune_candidates (the list
+// tgv_gemm.tune times too) by the bench's cold-weight graph method, captured
+// thread-locally, and writes the winners with tgv::write_tuning_file, the
+// format the library loads (src/plan/tuning.hpp).
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Step 2 of the GPU round trip, run ON the device machine from the repo root:
-#   scripts/gpu-check.sh [folder]     (default build-gpu/carry, staged by scripts/build-gpu.sh)
+# Step 2 of the GPU round trip, run ON the device machine:
+#   build-gpu/carry/gpu-check.sh          (the staged copy: uses only its own folder)
+#   scripts/gpu-check.sh [folder]         (default build-gpu/carry, staged by scripts/build-gpu.sh)
 # Steps can be turned off or on for a short round trip (default in brackets):
 #   BENCH=0|1 [1]  the full tgv-bench table;  PYTEST=0|1 [1]  the Python tests;
 #   HOST_TESTS=0|1 [1]  the host tests (CI runs them too);
@@ -11,10 +12,18 @@
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
 # at most 8 files (the device tool's limit); exits non-zero if any step failed.
 set -uo pipefail
-dir=${1:-build-gpu/carry}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -x "$here/bin/tgv_gpu_tests" ]; then
+  default=$here  # this is the staged copy
+else
+  default=build-gpu/carry
+fi
+dir=$(cd "${1:-$default}" && pwd) || { echo "gpu-check: no staged folder ${1:-$default}"; exit 1; }
+bin=$dir/bin
 logs=${OUT:-$(mktemp -d)}
 failed=()
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The programs carry an $ORIGIN rpath (build-gpu.sh); the path is for a folder staged otherwise.
+export LD_LIBRARY_PATH=$bin:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 step() {  # step NAME COMMAND...
   local name=$1
@@ -27,38 +36,42 @@ step() {  # step NAME COMMAND...
 }
 
 nvidia-smi -L
-step gpu-tests "$dir/tgv_gpu_tests"
+step gpu-tests "$bin/tgv_gpu_tests"
 # On the device machine a GPU suite that skipped everything found no GPU: a failure.
 if grep -q '^\[  PASSED  \] 0 tests' "$logs/gpu-tests.log"; then
   echo "=== gpu-tests: every test skipped (no CUDA device visible)"
   failed+=(gpu-tests-skipped)
 fi
-if [ -x "$dir/decode_gemm" ]; then
-  step example "$dir/decode_gemm" 4 4096 8
-fi
+# Each skip must be one this device cannot run, and say why (issue 12): list them.
+ran_skip='^\[  SKIPPED \] .* ([0-9]* ms)$'
+skipped=$(grep -c "$ran_skip" "$logs/gpu-tests.log")
+echo "=== gpu-tests: $skipped skipped; their reasons (numbers as N):"
+grep -B1 "$ran_skip" "$logs/gpu-tests.log" | grep -v '^\[  SKIPPED \]\|^--$' | sed 's/[0-9]\+/N/g' | sort | uniq -c |
+  sort -rn | head -20
+step example "$bin/decode_gemm" 4 4096 8
 if [ "${HOST_TESTS:-1}" = 1 ]; then
-  step host-tests env -u GTEST_FILTER "$dir/tgv_host_tests" --gtest_brief=1
+  step host-tests env -u GTEST_FILTER "$bin/tgv_host_tests" --gtest_brief=1
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   # A tactic, split-K 4 (the DSMEM reduction), the PDL ordering test.
   subset='*TgvTactic*/0:*TgvSplitK*/3:*Pdl.Activation*'
   for tool in memcheck racecheck synccheck; do
     step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
-      "$dir/tgv_gpu_tests" --gtest_filter="$subset"
+      "$bin/tgv_gpu_tests" --gtest_filter="$subset"
   done
 fi
 if [ "${TUNE:-0}" = 1 ]; then
-  step tune "$dir/tgv-bench" --tune "$logs/tuning.json"
+  step tune "$bin/tgv-bench" --tune "$logs/tuning.json"
   export TGV_TUNING_FILE="$logs/tuning.json"
 fi
 if [ "${BENCH:-1}" = 1 ]; then
-  step bench "$dir/tgv-bench" --backend tgv,auto,cublas --host-overhead --csv "$logs/bench.csv"
+  step bench "$bin/tgv-bench" --backend tgv,auto,cublas --host-overhead --csv "$logs/bench.csv"
 fi
 if [ "${PYTEST:-1}" = 1 ]; then
-  step pytest env TGV_GEMM_LIBRARY="$PWD/$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
-    python3 -m pytest tests/python -q -p no:cacheprovider
+  step pytest env TGV_GEMM_LIBRARY="$bin/libtgv_gemm.so" PYTHONPATH="$dir/python" \
+    python3 -m pytest "$dir/tests/python" -q -p no:cacheprovider -rs
 fi
-cuobjdump --dump-sass "$dir/tgv-bench" |
+cuobjdump --dump-sass "$bin/tgv-bench" |
   grep -oE "HGMMA\.[0-9x]+\.[A-Z0-9.]+|UTMALDG\.[0-9]D|ACQBULK|PREEXIT|SETMAXREG\.[A-Z.]+|UCGABAR_[A-Z]+" |
   sort | uniq -c > "$logs/sass.txt"
 echo "=== sass (HGMMA, TMA loads, griddepcontrol.wait = ACQBULK, launch_dependents = PREEXIT):"

@@ -162,6 +162,57 @@ tgv_status tgv_self_check(int32_t device, int32_t* passed);
  * memory), after which a device not yet re-read keeps its old table. */
 tgv_status tgv_reload_tuning(void);
 
+/* ---- tuning: the candidate list and the file writer that tgv-bench --tune
+ * and tgv_gemm.tune share (each only times what these return) ---- */
+
+/* What the candidate list depends on: a device, or a simulated one. */
+typedef struct tgv_device_desc {
+  int32_t sm;               /* compute capability major * 10 + minor: 90, 100, 103 */
+  int32_t sm_count;         /* streaming multiprocessors */
+  int64_t smem_optin_bytes; /* dynamic shared memory a block may opt into */
+} tgv_device_desc;
+
+/* Describes device ordinal `device`. TGV_ERROR_INVALID_ARGUMENT for a NULL
+ * `desc` or a device that does not exist. */
+tgv_status tgv_describe_device(int32_t device, tgv_device_desc* desc);
+
+/* The candidates a tuner times for weights N x K at M tokens on `device`,
+ * each as the options that run exactly it: every tactic of the device's tgv
+ * family whose token tile is the smallest covering M, at each split-K factor
+ * of the tuner's list whose grid stays within two waves (the sm_100 kernel:
+ * split-K 1 only), with the deepest ring (stages 0) and, on sm_90, a shallower
+ * one where it fits; then cuBLASLt, last. A device without a tgv family gets
+ * cuBLASLt alone. Writes the first min(capacity, total) into `out` and the
+ * total into *count (capacity 0 and out NULL: the count alone). */
+tgv_status tgv_tune_candidates(const tgv_device_desc* device, int64_t n, int64_t k, int64_t m, tgv_options* out,
+                               int32_t capacity, int32_t* count);
+
+/* One measured choice of a tuning file. */
+typedef struct tgv_tuning_entry {
+  int64_t n, k;     /* weight rows, reduction */
+  int64_t m;        /* the M bucket, a power of two in [1, 256]: M in (m/2, m] */
+  int32_t backend;  /* TGV_BACKEND_TGV or TGV_BACKEND_CUBLAS */
+  int32_t tactic;   /* tgv: the tactic id; ignored for cuBLASLt */
+  int32_t split_k;  /* tgv: >= 1; ignored for cuBLASLt */
+  int32_t stages;   /* tgv: 0 (the deepest) or a depth; ignored for cuBLASLt */
+  double us;        /* the choice's time per call, microseconds */
+  double cublas_us; /* cuBLASLt's in the same run (0: not measured) */
+} tgv_tuning_entry;
+
+/* Writes the tuning file `path` (NULL or "": the path the library reads,
+ * tgv_tuning_file_path()) for GPU `gpu` with `sm_count` SMs and this library's
+ * version: the whole file at once (a temporary file, then a rename), its
+ * folder created if missing. Does not make the library re-read it
+ * (tgv_reload_tuning does). TGV_ERROR_INVALID_ARGUMENT, naming the entry and
+ * field, for a malformed entry, and for a path that cannot be written. */
+tgv_status tgv_write_tuning_file(const char* path, const char* gpu, int32_t sm_count,
+                                 const tgv_tuning_entry* entries, int32_t count);
+
+/* Where the library reads the tuning file: $TGV_TUNING_FILE, else
+ * $XDG_CACHE_HOME/tgv-gemm/tuning.json, else ~/.cache/tgv-gemm/tuning.json
+ * ("" if none applies). The string lives until this thread's next call. */
+const char* tgv_tuning_file_path(void);
+
 /* Number of tactic ids; tgv_get_tactic(i) for i in [0, count) describes one. */
 int32_t tgv_num_tactics(void);
 tgv_status tgv_get_tactic(int32_t id, tgv_tactic_info* info);

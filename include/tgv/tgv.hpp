@@ -46,6 +46,15 @@ struct Options {
   tgv_options to_c() const {
     return tgv_options{static_cast<int32_t>(backend), tactic, pdl ? 1 : 0, split_k, stages};
   }
+  static Options from_c(const tgv_options& o) {
+    Options out;
+    out.backend = static_cast<Backend>(o.backend);
+    out.tactic = o.tactic;
+    out.pdl = o.pdl != 0;
+    out.split_k = o.split_k;
+    out.stages = o.stages;
+    return out;
+  }
 };
 
 class Status {
@@ -92,6 +101,35 @@ inline Status self_check(int32_t device, bool* passed, std::string* reason = nul
 // Re-reads the tuning file for the devices this process has used
 // (tgv_reload_tuning in tgv.h): backend auto follows it from the next call on.
 inline Status reload_tuning() { return Status(tgv_reload_tuning()); }
+
+// The tuner's pieces (tgv.h: tgv_describe_device, tgv_tune_candidates,
+// tgv_write_tuning_file, tgv_tuning_file_path): a tuner only times what
+// tune_candidates returns and writes the winners with write_tuning_file.
+inline Status describe_device(int32_t device, tgv_device_desc* desc) {
+  return Status(tgv_describe_device(device, desc));
+}
+
+inline Status tune_candidates(const tgv_device_desc& device, int64_t n, int64_t k, int64_t m,
+                              std::vector<Options>* out) {
+  out->clear();
+  int32_t count = 0;
+  Status s(tgv_tune_candidates(&device, n, k, m, nullptr, 0, &count));
+  if (!s) return s;
+  std::vector<tgv_options> list(static_cast<size_t>(count));
+  s = Status(tgv_tune_candidates(&device, n, k, m, list.data(), count, &count));
+  if (!s) return s;
+  for (const tgv_options& o : list) out->push_back(Options::from_c(o));
+  return s;
+}
+
+// `path` "": the file the library reads (tuning_file_path()).
+inline Status write_tuning_file(const std::string& path, const std::string& gpu, int32_t sm_count,
+                                const std::vector<tgv_tuning_entry>& entries) {
+  return Status(tgv_write_tuning_file(path.c_str(), gpu.c_str(), sm_count, entries.data(),
+                                      static_cast<int32_t>(entries.size())));
+}
+
+inline std::string tuning_file_path() { return tgv_tuning_file_path(); }
 
 inline std::vector<tgv_tactic_info> list_tactics() {
   std::vector<tgv_tactic_info> out(static_cast<size_t>(tgv_num_tactics()));

@@ -101,6 +101,32 @@ class PlanInfo(ctypes.Structure):
     ]
 
 
+class DeviceDesc(ctypes.Structure):
+    """struct tgv_device_desc."""
+
+    _fields_ = [
+        ("sm", ctypes.c_int32),
+        ("sm_count", ctypes.c_int32),
+        ("smem_optin_bytes", ctypes.c_int64),
+    ]
+
+
+class TuningEntry(ctypes.Structure):
+    """struct tgv_tuning_entry."""
+
+    _fields_ = [
+        ("n", ctypes.c_int64),
+        ("k", ctypes.c_int64),
+        ("m", ctypes.c_int64),
+        ("backend", ctypes.c_int32),
+        ("tactic", ctypes.c_int32),
+        ("split_k", ctypes.c_int32),
+        ("stages", ctypes.c_int32),
+        ("us", ctypes.c_double),
+        ("cublas_us", ctypes.c_double),
+    ]
+
+
 # One C call fills a whole Problem (struct.pack_into writes through the
 # buffer protocol of the ctypes instance): cheaper than 18 attribute stores.
 # Native ("@") alignment inserts the same padding as the C compiler; checked
@@ -199,6 +225,19 @@ def _load():
     handle.tgv_validate_ = fn("tgv_validate", ctypes.c_int, [P(Problem), P(Options)])
     handle.tgv_get_plan_ = fn("tgv_get_plan", ctypes.c_int, [P(Problem), P(Options), P(PlanInfo)])
     handle.tgv_reload_tuning_ = fn("tgv_reload_tuning", ctypes.c_int, [])
+    handle.tgv_describe_device_ = fn("tgv_describe_device", ctypes.c_int, [ctypes.c_int32, P(DeviceDesc)])
+    handle.tgv_tune_candidates_ = fn(
+        "tgv_tune_candidates",
+        ctypes.c_int,
+        [P(DeviceDesc), ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, P(Options), ctypes.c_int32,
+         P(ctypes.c_int32)],
+    )
+    handle.tgv_write_tuning_file_ = fn(
+        "tgv_write_tuning_file",
+        ctypes.c_int,
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, P(TuningEntry), ctypes.c_int32],
+    )
+    handle.tgv_tuning_file_path_ = fn("tgv_tuning_file_path", ctypes.c_char_p, [])
     handle.tgv_num_tactics_ = fn("tgv_num_tactics", ctypes.c_int32, [])
     handle.tgv_get_tactic_ = fn("tgv_get_tactic", ctypes.c_int, [ctypes.c_int32, P(TacticInfo)])
     handle.tgv_last_error_ = fn("tgv_last_error", ctypes.c_char_p, [])
@@ -310,3 +349,61 @@ def get_tactic(tactic_id):
     if status:
         raise error_from_status(status, "tgv_gemm.list_tactics")
     return {name: getattr(info, name) for name, _ in TacticInfo._fields_}
+
+
+# ---- the tuner's pieces (tgv-bench --tune uses the same) ----------------------
+
+_BACKEND_NAMES = {v: k for k, v in BACKENDS.items()}
+
+
+def describe_device(device):
+    """tgv_describe_device(device): what the tuner's candidates depend on."""
+    desc = DeviceDesc()
+    status = lib.tgv_describe_device_(int(device), desc)
+    if status:
+        raise error_from_status(status, "tgv_gemm.tune")
+    return desc
+
+
+def tune_candidates(desc, n, k, m):
+    """tgv_tune_candidates: the (backend, tactic, split_k, stages) tuples a tuner
+    times for weights n x k at m tokens on the described device, cuBLASLt last
+    (as ("cublas", -1, 1, 0))."""
+    count = ctypes.c_int32(0)
+    status = lib.tgv_tune_candidates_(desc, n, k, m, None, 0, ctypes.byref(count))
+    if status:
+        raise error_from_status(status, "tgv_gemm.tune")
+    out = (Options * count.value)()
+    status = lib.tgv_tune_candidates_(desc, n, k, m, out, count.value, ctypes.byref(count))
+    if status:
+        raise error_from_status(status, "tgv_gemm.tune")
+    result = []
+    for o in out:
+        if o.backend == BACKENDS["cublas"]:
+            result.append(("cublas", -1, 1, 0))
+        else:
+            result.append((_BACKEND_NAMES[o.backend], o.tactic, o.split_k, o.stages))
+    return result
+
+
+def write_tuning_file(path, gpu, sm_count, entries):
+    """tgv_write_tuning_file: `entries` (dicts with n, k, m, backend name, tactic,
+    split_k, stages, us, cublas_us) as the tuning file `path` ("" or None: the
+    file the library reads), written whole."""
+    array = (TuningEntry * len(entries))()
+    for slot, e in zip(array, entries):
+        b = BACKENDS.get(e["backend"])
+        if b is None:
+            raise TgvValueError("backend=%r: must be 'tgv' or 'cublas'" % (e["backend"],), ERROR_INVALID_ARGUMENT)
+        slot.n, slot.k, slot.m, slot.backend = e["n"], e["k"], e["m"], b
+        slot.tactic, slot.split_k, slot.stages = e["tactic"], e["split_k"], e["stages"]
+        slot.us, slot.cublas_us = e["us"], e["cublas_us"]
+    status = lib.tgv_write_tuning_file_((path or "").encode(), gpu.encode(), sm_count, array, len(entries))
+    if status:
+        raise error_from_status(status, "tgv_gemm.tune")
+
+
+def tuning_file_path():
+    """tgv_tuning_file_path(): where the library reads the tuning file ("" if
+    no default applies)."""
+    return lib.tgv_tuning_file_path_().decode("utf-8", "replace")

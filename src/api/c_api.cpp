@@ -2,6 +2,7 @@
 // thread-local message. Each entry point validates, plans, launches; nothing else.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "api/validate.hpp"
 #include "common/cuda_check.hpp"
@@ -21,6 +23,8 @@
 #include "launch/sm90_launch.hpp"
 #include "plan/device_info.hpp"
 #include "plan/plan.hpp"
+#include "plan/tune_candidates.hpp"
+#include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
 
@@ -90,6 +94,15 @@ Plan plan_call(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev) {
   const Plan hoped = plan(g, o, dev, tuning.get(), &kIfPassed);
   if (hoped.backend != TGV_BACKEND_TGV) return hoped;
   return plan(g, o, dev, tuning.get(), &self_check(dev));
+}
+
+// The device of a caller-given ordinal, refused unless this process sees it.
+const DeviceInfo& info_of_ordinal(int32_t device) {
+  int count = 0;
+  TGV_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (device < 0 || device >= count)
+    throw_invalid(strfmt("device=%d: not a device ordinal; this process sees %d device(s)", device, count));
+  return device_info(device);
 }
 
 }  // namespace
@@ -168,11 +181,7 @@ tgv_status tgv_self_check(int32_t device, int32_t* passed) {
   return guarded([&] {
     if (passed == nullptr) throw_invalid("passed is NULL");
     *passed = 0;
-    int count = 0;
-    TGV_CUDA_CHECK(cudaGetDeviceCount(&count));
-    if (device < 0 || device >= count)
-      throw_invalid(strfmt("device=%d: not a device ordinal; this process sees %d device(s)", device, count));
-    const DeviceInfo& dev = device_info(device);
+    const DeviceInfo& dev = info_of_ordinal(device);
     if (std::string reason = family_unavailable_reason(dev); !reason.empty()) throw_unsupported(reason);
     const GateVerdict& verdict = self_check(dev);
     *passed = verdict.state == GateState::Passed ? 1 : 0;
@@ -182,6 +191,51 @@ tgv_status tgv_self_check(int32_t device, int32_t* passed) {
 
 tgv_status tgv_reload_tuning(void) {
   return guarded([] { reload_tuning_of_queried_devices(); });
+}
+
+tgv_status tgv_describe_device(int32_t device, tgv_device_desc* desc) {
+  return guarded([&] {
+    if (desc == nullptr) throw_invalid("desc is NULL");
+    *desc = tgv_device_desc{};
+    const DeviceInfo& dev = info_of_ordinal(device);
+    *desc = tgv_device_desc{dev.sm(), dev.num_sms, dev.smem_optin_bytes};
+  });
+}
+
+tgv_status tgv_tune_candidates(const tgv_device_desc* device, int64_t n, int64_t k, int64_t m, tgv_options* out,
+                               int32_t capacity, int32_t* count) {
+  return guarded([&] {
+    if (count == nullptr) throw_invalid("count is NULL");
+    *count = 0;
+    if (device == nullptr) throw_invalid("device is NULL");
+    if (capacity < 0) throw_invalid(strfmt("capacity=%d: must be at least 0", capacity));
+    if (out == nullptr && capacity > 0) throw_invalid(strfmt("out is NULL with capacity=%d", capacity));
+    if (n < 1 || k < 1 || m < 1)
+      throw_invalid(strfmt("n=%lld k=%lld m=%lld: each must be at least 1", (long long)n, (long long)k, (long long)m));
+    if (device->sm_count < 1 || device->smem_optin_bytes < 0)
+      throw_invalid(strfmt("device: sm_count=%d smem_optin_bytes=%lld: a device has at least one SM",
+                           device->sm_count, (long long)device->smem_optin_bytes));
+    const std::vector<tgv_options> list = tune_candidates(device_from_desc(*device), n, k, m);
+    const size_t written = std::min(list.size(), size_t(capacity));
+    std::copy(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(written), out);
+    *count = static_cast<int32_t>(list.size());
+  });
+}
+
+tgv_status tgv_write_tuning_file(const char* path, const char* gpu, int32_t sm_count, const tgv_tuning_entry* entries,
+                                 int32_t count) {
+  return guarded([&] {
+    if (gpu == nullptr) throw_invalid("gpu is NULL");
+    if (count < 0) throw_invalid(strfmt("count=%d: must be at least 0", count));
+    if (entries == nullptr && count > 0) throw_invalid(strfmt("entries is NULL with count=%d", count));
+    write_tuning_file(path == nullptr ? "" : path, gpu, sm_count, entries, size_t(count));
+  });
+}
+
+const char* tgv_tuning_file_path(void) {
+  thread_local std::string path;
+  path = tuning_file_path();
+  return path.c_str();
 }
 
 int32_t tgv_num_tactics(void) { return kNumTactics; }

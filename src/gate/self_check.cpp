@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/files.hpp"
 #include "common/json.hpp"
 #include "common/strfmt.hpp"
 #include "gate/probe.hpp"
@@ -113,23 +114,6 @@ std::string utc(int64_t seconds) {
   return text;
 }
 
-std::string folder_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// mkdir -p; false if the folder does not exist afterwards.
-bool make_folders(const std::string& folder) {
-  for (size_t at = 1; at <= folder.size(); ++at) {
-    if (at != folder.size() && folder[at] != '/') continue;
-    const std::string prefix = folder.substr(0, at);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st {};
-  return stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // Reads the cache. A missing file is an empty cache; a corrupt one is reported
 // (once) and read as empty, and the next write replaces it.
 std::vector<CacheEntry> read_cache(Gate& g, const std::string& path) {
@@ -196,18 +180,7 @@ void write_cache(Gate& g, const std::string& path, const std::vector<CacheEntry>
       << ", \"pid\": " << e.pid << ", \"host\": " << json_quote(e.host) << ", \"time\": " << e.time << "}";
   }
   s << "]}\n";
-  const std::string temp = path + ".tmp." + std::to_string(getpid());
-  bool ok = make_folders(folder_of(path));
-  if (ok) {
-    std::ofstream out(temp, std::ios::trunc);
-    out << s.str();
-    out.close();
-    ok = static_cast<bool>(out) && std::rename(temp.c_str(), path.c_str()) == 0;
-  }
-  if (!ok) {
-    std::remove(temp.c_str());
-    g.cache_unwritable = true;
-  }
+  if (!write_file_whole(path, s.str())) g.cache_unwritable = true;
 }
 
 bool same_key(const CacheEntry& e, const DeviceInfo& dev) {

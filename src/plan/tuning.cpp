@@ -1,5 +1,6 @@
 #include "plan/tuning.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -7,7 +8,11 @@
 #include <sstream>
 #include <vector>
 
+#include "common/error.hpp"
+#include "common/files.hpp"
 #include "common/json.hpp"
+#include "common/strfmt.hpp"
+#include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
 
 namespace tgv::detail {
@@ -81,6 +86,47 @@ std::string tuning_file_path() {
     return std::string(x) + "/tgv-gemm/tuning.json";
   if (const char* h = std::getenv("HOME"); h != nullptr && h[0] != '\0') return std::string(h) + "/.cache/tgv-gemm/tuning.json";
   return {};
+}
+
+std::string tuning_json(const std::string& gpu, int32_t sm_count, const std::string& version,
+                        const tgv_tuning_entry* entries, size_t count) {
+  if (sm_count < 1) throw_invalid(strfmt("sm_count=%d: must be at least 1", sm_count));
+  std::string text = "{\n  \"format\": " + json_quote(kTuningFormat) + ",\n  \"library_version\": " +
+                     json_quote(version) + ",\n  \"gpu\": " + json_quote(gpu) + ",\n  \"sm_count\": " +
+                     std::to_string(sm_count) + ",\n  \"entries\": [";
+  for (size_t i = 0; i < count; ++i) {
+    const tgv_tuning_entry& e = entries[i];
+    const bool cublas = e.backend == TGV_BACKEND_CUBLAS;
+    const char* bad = nullptr;
+    if (e.n < 1) bad = "n";
+    else if (e.k < 1) bad = "k";
+    else if (e.m < 1 || e.m > 256 || TuningTable::bucket(e.m) != e.m) bad = "m (a power of two in [1, 256])";
+    else if (!cublas && e.backend != TGV_BACKEND_TGV) bad = "backend (TGV_BACKEND_TGV or TGV_BACKEND_CUBLAS)";
+    else if (!cublas && (e.tactic < 0 || e.tactic >= kNumTactics)) bad = "tactic";
+    else if (!cublas && (e.split_k < 1 || e.split_k > kMaxSplitK)) bad = "split_k";
+    else if (!cublas && (e.stages < 0 || e.stages == 1 || e.stages > kMaxStages)) bad = "stages";
+    else if (!std::isfinite(e.us) || e.us < 0) bad = "us";
+    else if (!std::isfinite(e.cublas_us) || e.cublas_us < 0) bad = "cublas_us";
+    if (bad != nullptr)
+      throw_invalid(strfmt("entries[%zu] (n=%lld k=%lld m=%lld backend=%d tactic=%d split_k=%d stages=%d): bad %s", i,
+                           (long long)e.n, (long long)e.k, (long long)e.m, e.backend, e.tactic, e.split_k, e.stages,
+                           bad));
+    text += strfmt("%s\n    {\"n\": %lld, \"k\": %lld, \"m\": %lld, \"backend\": \"%s\", \"tactic\": %d, "
+                   "\"split_k\": %d, \"stages\": %d, \"us\": %.3f, \"cublas_us\": %.3f}",
+                   i ? "," : "", (long long)e.n, (long long)e.k, (long long)e.m, cublas ? "cublas" : "tgv",
+                   cublas ? -1 : e.tactic, cublas ? 1 : e.split_k, cublas ? 0 : e.stages, e.us, e.cublas_us);
+  }
+  return text + "\n  ]\n}\n";
+}
+
+void write_tuning_file(const std::string& path, const std::string& gpu, int32_t sm_count,
+                       const tgv_tuning_entry* entries, size_t count) {
+  const std::string text = tuning_json(gpu, sm_count, tgv_version_string(), entries, count);
+  const std::string where = path.empty() ? tuning_file_path() : path;
+  if (where.empty())
+    throw_invalid("path is empty and no default applies: set TGV_TUNING_FILE, XDG_CACHE_HOME or HOME");
+  std::string error;
+  if (!write_file_whole(where, text, &error)) throw_invalid(strfmt("path=%s: %s", where.c_str(), error.c_str()));
 }
 
 std::shared_ptr<const TuningTable> load_tuning(const std::string& gpu, int32_t sm_count) {

@@ -11,6 +11,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "plan/device_info.hpp"
+#include "plan/plan.hpp"
+#include "tactics/tactics.hpp"
+
 namespace tgv_test {
 namespace {
 
@@ -97,6 +101,51 @@ bool has_cuda_device() {
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
   }();
   return present;
+}
+
+int device_sm() {
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (!has_cuda_device() || cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+    return 0;
+  return prop.major * 10 + prop.minor;
+}
+
+std::string tgv_family_missing() {
+  int device = 0;
+  if (!has_cuda_device()) return "no CUDA device";
+  if (cudaGetDevice(&device) != cudaSuccess) return "cudaGetDevice failed";
+  const tgv::detail::DeviceInfo& dev = tgv::detail::device_info(device);
+  if (std::string why = tgv::detail::family_unavailable_reason(dev); !why.empty()) return why;
+  if (tgv::detail::arch_family(dev.sm()) != 100) return {};
+  // Blackwell is served only once the self-check gate has passed it.
+  int32_t passed = 0;
+  if (tgv_self_check(device, &passed) != TGV_SUCCESS) return std::string("tgv_self_check: ") + tgv_last_error();
+  return passed ? std::string() : std::string("the sm_100 self-check did not pass: ") + tgv_last_error();
+}
+
+std::string tgv_cannot_run(const GemmCase& c) {
+  if (std::string why = tgv_family_missing(); !why.empty()) return why;
+  const int sm = device_sm(), family = tgv::detail::arch_family(sm);
+  tgv_tactic_info t{};
+  if (c.tactic >= 0) {
+    if (tgv_get_tactic(c.tactic, &t) != TGV_SUCCESS) return {};  // an invalid id is the library's to refuse
+    if (t.arch != family)
+      return "tactic=" + std::to_string(c.tactic) + " is an sm_" + std::to_string(t.arch) + " tactic; this device is sm_" +
+             std::to_string(sm);
+  }
+  if (family == 100) {
+    if (!c.x_k_major || !c.w_k_major) return "the sm_100 kernel reads K-major x and W only";
+    if (c.split_k > 1) return "the sm_100 kernel has no split-K";
+    if (c.stages > 0 && (c.tactic < 0 || c.stages != t.stages)) return "an sm_100 tactic runs its own fixed depth";
+  }
+  return {};
+}
+
+std::string tgv_refuses_by_design(const GemmCase& c) {
+  if (c.l > 1 && (c.x_broadcast || c.w_broadcast)) return "the tgv kernels do not broadcast an input over the batch";
+  return {};
 }
 
 std::string GemmCase::name() const {

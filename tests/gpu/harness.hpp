@@ -42,6 +42,37 @@ bool has_cuda_device();
     if (!::tgv_test::has_cuda_device()) GTEST_SKIP() << "no CUDA device";      \
   } while (0)
 
+struct GemmCase;
+
+// The current device's architecture as sm (90, 100, 103, ...); 0 without one.
+int device_sm();
+
+// Why the tgv kernel family cannot serve the current device at all: this build
+// has none for its architecture, or (Blackwell) its self-check has not passed.
+// Empty if the family serves the device.
+std::string tgv_family_missing();
+
+// Why the tgv backend cannot run case `c` on this device -- the family is
+// missing, an explicit tactic belongs to another family, or the sm_100 kernel
+// lacks what the case asks for (M- or N-major inputs, split-K, another depth).
+// Empty if this device's family must serve it. A GPU test skips only for such
+// a reason, and says it.
+std::string tgv_cannot_run(const GemmCase& c);
+
+// Why the tgv kernels refuse `c` on every device, by design (an input
+// broadcast over the batch); empty if they do not. Such a case must be refused
+// (NOT_SUPPORTED, nothing written), which is a pass, not a skip.
+std::string tgv_refuses_by_design(const GemmCase& c);
+
+// For tests that use the tgv kernels: a skip, with the reason, where the
+// family cannot serve this device.
+#define TGV_REQUIRE_TGV_FAMILY()                                                          \
+  do {                                                                                    \
+    TGV_REQUIRE_GPU();                                                                    \
+    if (const std::string why = ::tgv_test::tgv_family_missing(); !why.empty())           \
+      GTEST_SKIP() << "the tgv kernels cannot serve this device: " << why;                \
+  } while (0)
+
 struct GemmCase {
   int64_t m = 1, n = 64, k = 64, l = 1;
   bool x_k_major = true;      // else M-major

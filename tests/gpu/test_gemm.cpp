@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/harness.hpp"
+#include "tactics/tactics.hpp"
 #include "tgv/tgv.h"
 
 namespace {
@@ -18,15 +19,24 @@ namespace {
 using tgv_test::CaseResult;
 using tgv_test::GemmCase;
 
-// Runs a case and reports: a NOT_SUPPORTED answer from the tgv backend (or a
-// tgv-only option) is a skip carrying the library's message, after checking
-// that the refused call wrote nothing.
+// Runs a case and reports. The tgv backend may refuse a case only where this
+// device cannot run it (a skip, saying why: tgv_cannot_run) or where the
+// kernels refuse it by design (a pass once the refusal is checked); on a
+// device its family serves, any other refusal fails, and so does a refusal of
+// backend auto or cublas, which serve every valid case. A refused call must
+// have written nothing (run_case checks).
 void expect_case(const GemmCase& c) {
   const CaseResult r = tgv_test::run_case(c);
   for (const std::string& f : r.failures) ADD_FAILURE() << f;
-  if (r.status == TGV_ERROR_NOT_SUPPORTED && c.backend != TGV_BACKEND_CUBLAS) {
-    if (r.failures.empty()) GTEST_SKIP() << "tgv backend: " << r.message;
-    return;
+  if (c.backend == TGV_BACKEND_TGV) {
+    const std::string cannot = tgv_test::tgv_cannot_run(c), by_design = tgv_test::tgv_refuses_by_design(c);
+    if (!cannot.empty() || !by_design.empty()) {
+      ASSERT_EQ(r.status, TGV_ERROR_NOT_SUPPORTED)
+          << "expected a refusal (" << (cannot.empty() ? by_design : cannot) << "), got " << tgv_status_name(r.status)
+          << (r.message.empty() ? "" : ": ") << r.message;
+      if (!cannot.empty() && r.failures.empty()) GTEST_SKIP() << "cannot run on this device: " << cannot;
+      return;
+    }
   }
   ASSERT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
   ::testing::Test::RecordProperty("max_abs_err", std::to_string(r.max_abs_err));
@@ -181,7 +191,7 @@ TEST_P(TgvTactic, MatchesReference) {
     c.bias = c.l == 2;
     SCOPED_TRACE(c.name());
     expect_case(c);
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
   }
 }
 INSTANTIATE_TEST_SUITE_P(All, TgvTactic, ::testing::Range(0, tgv_num_tactics()));
@@ -200,46 +210,60 @@ INSTANTIATE_TEST_SUITE_P(Factors, TgvSplitK, ::testing::Values(1, 2, 3, 4, 5, 8,
 
 // Explicit ring depths, the shallowest included, alone and under split-K: the
 // ring wraps many times over K, and the epilogue and the split-K partials
-// reuse a small ring. A depth whose ring cannot hold them is refused up front.
+// reuse a small ring. A depth whose ring cannot hold them (min_stages_for) must
+// be refused up front, writing nothing; every other depth must compute. An
+// sm_100 tactic runs its own fixed depth and refuses any other.
 class TgvStages : public ::testing::TestWithParam<int32_t> {};
 TEST_P(TgvStages, MatchesReference) {
   TGV_REQUIRE_GPU();
+  const tgv::detail::Tactic& t = tgv::detail::tactic(GetParam());
   tgv_tactic_info info;
   ASSERT_EQ(tgv_get_tactic(GetParam(), &info), TGV_SUCCESS);
-  if (info.arch != 90) GTEST_SKIP() << "an sm_100 tactic fixes its depth";
+  GemmCase base = shape(9, 333, 4104);
+  base.backend = TGV_BACKEND_TGV;
+  base.tactic = GetParam();
+  base.bias = true;
+  if (const std::string why = tgv_test::tgv_cannot_run(base); !why.empty())
+    GTEST_SKIP() << "cannot run on this device: " << why;
+  if (info.arch != 90) {
+    GemmCase c = base;
+    c.stages = info.stages;
+    SCOPED_TRACE(c.name());
+    expect_case(c);
+    c.stages = info.stages == 2 ? 3 : 2;
+    const CaseResult r = tgv_test::run_case(c);
+    for (const std::string& f : r.failures) ADD_FAILURE() << f;
+    EXPECT_EQ(r.status, TGV_ERROR_NOT_SUPPORTED) << "stages=" << c.stages << ": " << r.message;
+    return;
+  }
   for (int32_t stages : {2, 3, 8}) {
     if (stages > info.stages) continue;  // deeper than shared memory holds
     for (int32_t split : {1, 2}) {
-      GemmCase c = shape(9, 333, 4104);
-      c.backend = TGV_BACKEND_TGV;
-      c.tactic = GetParam();
+      GemmCase c = base;
       c.stages = stages;
       c.split_k = split;
-      c.bias = true;
       SCOPED_TRACE(c.name());
       const CaseResult r = tgv_test::run_case(c);
       for (const std::string& f : r.failures) ADD_FAILURE() << f;
-      if (r.status == TGV_ERROR_NOT_SUPPORTED && r.message.find("or more stages") == std::string::npos)
-        GTEST_SKIP() << "tgv backend: " << r.message;  // not a Hopper device
-      if (r.status == TGV_ERROR_NOT_SUPPORTED) continue;  // the ring is too small: refused, nothing written
-      EXPECT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
+      const bool ring_holds = stages >= tgv::detail::min_stages_for(t, split);
+      EXPECT_EQ(r.status, ring_holds ? TGV_SUCCESS : TGV_ERROR_NOT_SUPPORTED)
+          << tgv_status_name(r.status) << ": " << r.message << " (the ring needs "
+          << tgv::detail::min_stages_for(t, split) << " stages)";
     }
   }
 }
-INSTANTIATE_TEST_SUITE_P(Sm90, TgvStages, ::testing::Range(0, tgv_num_tactics()));
+INSTANTIATE_TEST_SUITE_P(All, TgvStages, ::testing::Range(0, tgv_num_tactics()));
 
-// A factor beyond Hopper's largest cluster (16): served correctly or refused
-// up front (nothing written), never a failed launch.
-TEST(TgvSplitKLimit, BeyondClusterLimitIsServedOrRefused) {
+// A factor beyond Hopper's largest cluster (16) is an invalid option on every
+// device: refused before anything runs, nothing written.
+TEST(TgvSplitKLimit, BeyondClusterLimitIsRefused) {
   TGV_REQUIRE_GPU();
   GemmCase c = shape(8, 1024, 8192);
   c.backend = TGV_BACKEND_TGV;
   c.split_k = 32;
   const CaseResult r = tgv_test::run_case(c);
   for (const std::string& f : r.failures) ADD_FAILURE() << f;
-  EXPECT_TRUE(r.status == TGV_SUCCESS || r.status == TGV_ERROR_INVALID_ARGUMENT ||
-              r.status == TGV_ERROR_NOT_SUPPORTED)
-      << tgv_status_name(r.status) << ": " << r.message;
+  EXPECT_EQ(r.status, TGV_ERROR_INVALID_ARGUMENT) << tgv_status_name(r.status) << ": " << r.message;
 }
 
 // tgv_gemm from several host threads at once, each on its own stream: both
@@ -286,8 +310,8 @@ TEST(Concurrency, ThreadsOnTheirOwnStreams) {
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].name() + " backend " + std::to_string(cases[i].backend));
     EXPECT_EQ(crashes[i], "");
-    if (results[i].status == TGV_ERROR_NOT_SUPPORTED && cases[i].backend == TGV_BACKEND_TGV) continue;
-    EXPECT_EQ(results[i].status, TGV_SUCCESS) << results[i].message;
+    const bool refused = cases[i].backend == TGV_BACKEND_TGV && !tgv_test::tgv_cannot_run(cases[i]).empty();
+    EXPECT_EQ(results[i].status, refused ? TGV_ERROR_NOT_SUPPORTED : TGV_SUCCESS) << results[i].message;
     for (const std::string& f : results[i].failures) ADD_FAILURE() << f;
   }
 }

@@ -8,11 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "gpu/harness.hpp"
 #include "tgv/tgv.h"
 
 namespace {
@@ -92,8 +95,23 @@ struct Variant {
 // One tile of each consumer count, and a split-K cluster.
 const Variant kVariants[] = {{0, 1}, {7, 1}, {1, 4}, {-1, 0}};
 
+// Why this device cannot run a variant (its tactic is another family's, or
+// split-K where the family has none); empty if it must.
+std::string cannot_run(const Variant& v) {
+  tgv_test::GemmCase c;
+  c.backend = TGV_BACKEND_TGV;
+  c.tactic = v.tactic;
+  c.split_k = v.split_k;
+  return tgv_test::tgv_cannot_run(c);
+}
+#define SKIP_VARIANT_IF_NOT_HERE(v)                                                                    \
+  if (const std::string why = cannot_run(v); !why.empty()) {                                          \
+    std::printf("variant tactic %d split_k %d not run: %s\n", (v).tactic, (v).split_k, why.c_str()); \
+    continue;                                                                                         \
+  }
+
 TEST(Pdl, ActivationLoadsWaitForThePreviousKernel) {
-  REQUIRE_GPU();
+  TGV_REQUIRE_TGV_FAMILY();
   const int m = 16, n = 1024, k = 4096;
   auto x_old = random_bf16(size_t(m) * k, 1.0f, 1), x_new = random_bf16(size_t(m) * k, 1.0f, 2);
   auto w = random_bf16(size_t(n) * k, 1.0f / 64, 3);
@@ -104,6 +122,7 @@ TEST(Pdl, ActivationLoadsWaitForThePreviousKernel) {
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const Variant& v : kVariants) {
     SCOPED_TRACE(testing::Message() << "tactic " << v.tactic << " split_k " << v.split_k);
+    SKIP_VARIANT_IF_NOT_HERE(v);
     dx.upload(x_old);
     CUDA_OK(cudaDeviceSynchronize());
     late_writer<<<1, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(dx.ptr),
@@ -144,12 +163,13 @@ struct Chain {
 };
 
 TEST(Pdl, ChainOfGemmsMatchesTheSynchronizedChainBitwise) {
-  REQUIRE_GPU();
+  TGV_REQUIRE_TGV_FAMILY();
   Chain chain;
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (const Variant& v : {Variant{-1, 1}, Variant{-1, 0}, Variant{-1, 2}}) {
     SCOPED_TRACE(testing::Message() << "split_k " << v.split_k);
+    SKIP_VARIANT_IF_NOT_HERE(v);
     chain.act[0]->upload(random_bf16(size_t(Chain::kM) * chain.dims[0], 1.0f, 99));
     // Reference: no PDL, a synchronization after every stage, each stage checked.
     chain.run(0, v, stream, true);
@@ -198,12 +218,12 @@ void check_graph_replay(int pdl) {
 }
 
 TEST(Graph, CapturedChainWithPdlReplaysBitwise) {
-  REQUIRE_GPU();
+  TGV_REQUIRE_TGV_FAMILY();
   check_graph_replay(1);
 }
 
 TEST(Graph, CapturedChainWithoutPdlReplaysBitwise) {
-  REQUIRE_GPU();
+  TGV_REQUIRE_TGV_FAMILY();
   check_graph_replay(0);
 }
 
@@ -235,7 +255,7 @@ TEST(Graph, CublasBackendIsCapturableAfterWarmUp) {
 }
 
 TEST(Repeatability, RepeatedRunsAreBitwiseIdentical) {
-  REQUIRE_GPU();
+  TGV_REQUIRE_TGV_FAMILY();
   const int m = 33, n = 4100, k = 4104;
   auto x = random_bf16(size_t(m) * k, 1.0f, 31), w = random_bf16(size_t(n) * k, 1.0f / 64, 32);
   DeviceBuffer dx(x.size() * 2), dw(w.size() * 2), dout(size_t(m) * n * 2);
@@ -243,6 +263,7 @@ TEST(Repeatability, RepeatedRunsAreBitwiseIdentical) {
   dw.upload(w);
   for (const Variant& v : kVariants) {
     SCOPED_TRACE(testing::Message() << "tactic " << v.tactic << " split_k " << v.split_k);
+    SKIP_VARIANT_IF_NOT_HERE(v);
     std::vector<__nv_bfloat16> first;
     for (int run = 0; run < 4; ++run) {
       CUDA_OK(cudaMemset(dout.ptr, 0xff, dout.bytes));

@@ -473,8 +473,6 @@ TEST(Plan, SplitKBeyondKBlocksRejected) {
                      "split_k=6"));
 }
 
-// Auto split-K: a power of two up to 8, only while the split grid still fits
-// one wave and each slice keeps at least 4 K blocks; the largest such.
 TEST(UnsupportedReason, PlainProblemOnHopper) {
   REQUIRE_SM90_BUILD();
   EXPECT_EQ(tgv_unsupported_reason(desc(16, 4096, 4096), kH200, -1), "");

@@ -46,7 +46,7 @@ def header_fields(struct):
 
 @pytest.mark.parametrize(
     "struct,mirror", [("tgv_problem", "Problem"), ("tgv_options", "Options"), ("tgv_tactic_info", "TacticInfo"),
-     ("tgv_plan_info", "PlanInfo")]
+     ("tgv_plan_info", "PlanInfo"), ("tgv_device_desc", "DeviceDesc"), ("tgv_tuning_entry", "TuningEntry")]
 )
 def test_mirror_lists_the_header_fields_in_order(struct, mirror):
     lib = load_lib()

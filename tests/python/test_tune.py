@@ -1,9 +1,10 @@
-"""tgv_gemm.tune: the candidate rule, the file it writes, and (on a GPU) a short
+"""tgv_gemm.tune: the library's candidate list it times (the one tgv-bench
+--tune times: checked option for option on a described sm_90 and a simulated
+sm_100 device), the library's writer it writes with, and (on a GPU) a short
 tuning run whose file has the library's format and whose choices compute
 correctly when forced.
 
-The rule, the file format and the reload need torch and the built library but
-no GPU.
+All but the tuning run need torch and the built library but no GPU.
 """
 
 import json
@@ -19,11 +20,13 @@ except ImportError as e:  # no built library, or no CUDA runtime to load it with
     pytest.skip(str(e), allow_module_level=True)
 
 SM90_IDS = {t["id"]: t for t in tgv_gemm.list_tactics() if t["arch"] == 90}
+L = _tune.L
+H200 = L.DeviceDesc(90, 132, 232448)
+B200 = L.DeviceDesc(100, 148, 232448)  # simulated: the list is plain data over the description
 
 
-def test_candidates_follow_the_tgv_bench_rule():
-    tactics = tgv_gemm.list_tactics()
-    cands = _tune.candidates(4096, 4096, 1, tactics, 90, 132)
+def test_candidates_follow_the_tuner_rule():
+    cands = _tune.candidates(4096, 4096, 1, H200)
     assert cands[-1] == ("cublas", -1, 1, 0)
     mine = cands[:-1]
     assert mine, "no tgv candidate for 4096x4096 at M=1"
@@ -31,25 +34,51 @@ def test_candidates_follow_the_tgv_bench_rule():
         t = SM90_IDS[tactic]
         assert backend == "tgv"
         assert t["cta_n"] == 8, "M = 1 takes the smallest token tile"
-        assert split in (1, 2, 4, 8)
+        assert 1 <= split <= 8
         assert split <= -(-4096 // t["cta_k"])
         tiles = -(-4096 // t["cta_m"])
         assert split == 1 or tiles * split <= 2 * 132, "split-K past two waves"
         assert stages == 0 or (stages == 8 and t["stages"] > 8)
-    # Every tile of the smallest token tile, with and without the shallow ring.
+    # Every tile of the smallest token tile, with and without the shallow ring,
+    # and split factors that are not powers of two.
     assert {c[1] for c in mine} == {i for i, t in SM90_IDS.items() if t["cta_n"] == 8}
     assert any(c[3] == 8 for c in mine) and any(c[3] == 0 for c in mine)
+    assert {3, 5, 6, 7} <= {c[2] for c in mine}
 
 
 def test_candidates_for_large_m_and_other_families():
-    tactics = tgv_gemm.list_tactics()
-    for _, tactic, _, _ in _tune.candidates(1024, 1024, 200, tactics, 90, 132)[:-1]:
+    for _, tactic, _, _ in _tune.candidates(1024, 1024, 200, H200)[:-1]:
         assert SM90_IDS[tactic]["cta_n"] == 256
-    # No tgv family (e.g. sm_80): cuBLASLt only.
-    assert _tune.candidates(1024, 1024, 8, tactics, None, 108) == [("cublas", -1, 1, 0)]
+    # No tgv family (sm_80): cuBLASLt only.
+    assert _tune.candidates(1024, 1024, 8, L.DeviceDesc(80, 108, 166912)) == [("cublas", -1, 1, 0)]
     # SM100 tactics fix their depth and take no split-K.
-    for _, tactic, split, stages in _tune.candidates(4096, 4096, 8, tactics, 100, 148)[:-1]:
+    sm100 = _tune.candidates(4096, 4096, 8, B200)
+    assert len(sm100) > 1
+    for backend, tactic, split, stages in sm100[:-1]:
+        assert backend == "tgv" and tgv_gemm.list_tactics()[tactic]["arch"] == 100
         assert split == 1 and stages == 0
+
+
+@pytest.mark.parametrize("desc", [H200, B200], ids=["sm90", "sm100"])
+@pytest.mark.parametrize("n,k,m", [(4096, 4096, 1), (1000, 1024, 16), (14336, 4096, 64), (512, 8192, 256)])
+def test_tgv_bench_and_python_time_the_same_list(desc, n, k, m):
+    # tgv-bench --tune times the options tgv_tune_candidates returns (through
+    # tgv::tune_candidates); tgv_gemm.tune runs candidate_options() of its tuples.
+    count = L.ctypes.c_int32(0)
+    assert L.lib.tgv_tune_candidates_(desc, n, k, m, None, 0, L.ctypes.byref(count)) == 0, L.last_error()
+    raw = (L.Options * count.value)()
+    assert L.lib.tgv_tune_candidates_(desc, n, k, m, raw, count.value, L.ctypes.byref(count)) == 0
+    fields = ("backend", "tactic", "split_k", "stages", "pdl")
+    bench = [tuple(getattr(o, f) for f in fields) for o in raw]
+    python = [tuple(getattr(_tune.candidate_options(*c), f) for f in fields) for c in _tune.candidates(n, k, m, desc)]
+    assert python == bench
+
+
+def test_candidates_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="m=0"):
+        _tune.candidates(1024, 1024, 0, H200)
+    with pytest.raises(ValueError, match="sm_count=0"):
+        _tune.candidates(1024, 1024, 1, L.DeviceDesc(90, 0, 232448))
 
 
 def test_a_candidate_runs_exactly_its_split_and_depth():
@@ -61,18 +90,29 @@ def test_a_candidate_runs_exactly_its_split_and_depth():
     assert (cub.backend, cub.tactic, cub.split_k, cub.stages) == (2, -1, 0, 0)
 
 
-def test_the_file_has_the_library_format():
+def test_the_file_has_the_library_format(tmp_path):
     entries = [
-        {"n": 4096, "k": 4096, "m": 8, "backend": "tgv", "tactic": 0, "split_k": 2, "stages": 8, "us": 10.4,
+        {"n": 4096, "k": 4096, "m": 8, "backend": "tgv", "tactic": 0, "split_k": 3, "stages": 8, "us": 10.4,
          "cublas_us": 12.5},
         {"n": 4096, "k": 4096, "m": 128, "backend": "cublas", "tactic": -1, "split_k": 1, "stages": 0, "us": 13.2,
          "cublas_us": 13.2},
     ]
-    doc = json.loads(_tune.tuning_json('NVIDIA "H200"', 132, "0.1.0", entries))
+    path = str(tmp_path / "t.json")
+    assert not _tune.write_tuning_file(path, 'NVIDIA "H200" \\ x', 132, entries)
+    doc = json.load(open(path))
     assert doc["format"] == "tgv-gemm-tuning/1"
-    assert doc["gpu"] == 'NVIDIA "H200"' and doc["sm_count"] == 132 and doc["library_version"] == "0.1.0"
-    assert [(e["m"], e["backend"], e["tactic"], e["split_k"], e["stages"]) for e in doc["entries"]] == [
-        (8, "tgv", 0, 2, 8), (128, "cublas", -1, 1, 0)]
+    assert doc["gpu"] == 'NVIDIA "H200" \\ x' and doc["sm_count"] == 132
+    assert doc["library_version"] == tgv_gemm.library_version()
+    assert [(e["m"], e["backend"], e["tactic"], e["split_k"], e["stages"], e["us"]) for e in doc["entries"]] == [
+        (8, "tgv", 0, 3, 8, 10.4), (128, "cublas", -1, 1, 0, 13.2)]
+
+
+def test_the_writer_refuses_a_malformed_entry(tmp_path):
+    bad = {"n": 4096, "k": 4096, "m": 3, "backend": "tgv", "tactic": 0, "split_k": 1, "stages": 0, "us": 1.0,
+           "cublas_us": 1.0}
+    with pytest.raises(ValueError, match=r"entries\[0\].*bad m"):
+        _tune.write_tuning_file(str(tmp_path / "t.json"), "GPU", 132, [bad])
+    assert not os.path.exists(tmp_path / "t.json")
 
 
 def test_the_default_path_is_the_library_search_order(monkeypatch):
@@ -100,13 +140,12 @@ def test_writing_the_librarys_file_reloads_it(tmp_path, monkeypatch):
     reloads = []
     monkeypatch.setattr(_tune.L, "reload_tuning", lambda: reloads.append(1))
     monkeypatch.setenv("TGV_TUNING_FILE", str(tmp_path / "sub" / "tuning.json"))
-    text = _tune.tuning_json("NVIDIA H200", 132, "0.1.0", [])
-    assert _tune.write_tuning_file(str(tmp_path / "sub" / "tuning.json"), text)
+    assert _tune.write_tuning_file(str(tmp_path / "sub" / "tuning.json"), "NVIDIA H200", 132, [])
     assert reloads == [1]
-    assert open(tmp_path / "sub" / "tuning.json").read() == text
-    assert not os.path.exists(str(tmp_path / "sub" / "tuning.json.tmp"))
+    assert json.load(open(tmp_path / "sub" / "tuning.json"))["entries"] == []
+    assert os.listdir(tmp_path / "sub") == ["tuning.json"], "no temporary file left"
     # A file the library does not read is written and left at that.
-    assert not _tune.write_tuning_file(str(tmp_path / "other.json"), text)
+    assert not _tune.write_tuning_file(str(tmp_path / "other.json"), "NVIDIA H200", 132, [])
     assert reloads == [1]
     assert os.path.exists(tmp_path / "other.json")
 
