@@ -234,6 +234,10 @@ def merged_entries(old_text, header, entries):
             if (doc.get("gpu"), doc.get("sm_count"), doc.get("library_version")) == tuple(header):
                 new = {(e["n"], e["k"], e["m"]) for e in entries}
                 keep = [e for e in doc["entries"] if (e["n"], e["k"], e["m"]) not in new]
+    for e in keep:  # fields the writer needs that an older file may lack
+        e.setdefault("stages", 0)
+        e.setdefault("us", 0.0)
+        e.setdefault("cublas_us", 0.0)
     return keep + list(entries)
 
 
@@ -246,7 +250,7 @@ def _write(path, entries, verbose):
         with open(path) as f:
             old = f.read()
     entries = merged_entries(old, header, entries)
-    reloaded = _tune.write_tuning_file(path, _tune.tuning_json(header[0], header[1], header[2], entries))
+    reloaded = _tune.write_tuning_file(path, header[0], header[1], entries)
     if verbose:
         print("tgv_gemm.autotune: wrote %s (%d entries)%s"
               % (path, len(entries), "; in effect now" if reloaded else ""))
