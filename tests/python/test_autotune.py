@@ -123,6 +123,12 @@ def test_the_tuners_and_get_plans_calls_are_not_recorded(launches, tuner):
     assert tuner == [], "nothing recorded: nothing tuned"
 
 
+def tuning_text(gpu, sm_count, version, entries):
+    """A tuning file's text as the library writes it (src/plan/tuning.hpp's format)."""
+    return json.dumps({"format": "tgv-gemm-tuning/1", "library_version": version, "gpu": gpu,
+                       "sm_count": sm_count, "entries": entries})
+
+
 def test_writes_the_librarys_file_merged(launches, tuner, tmp_path):
     path = tmp_path / "tuning.json"
     old = [
@@ -131,7 +137,7 @@ def test_writes_the_librarys_file_merged(launches, tuner, tmp_path):
         {"n": 8192, "k": 8192, "m": 2, "backend": "tgv", "tactic": 1, "split_k": 1, "stages": 8, "us": 30.0,
          "cublas_us": 33.0},  # not seen: kept
     ]
-    path.write_text(_tune.tuning_json("NVIDIA H200", 132, "0.1.0", old))
+    path.write_text(tuning_text("NVIDIA H200", 132, "0.1.0", old))
     with tgv_gemm.autotune(replays=5, bias=True) as block:
         run(1, 4096, 1024)
     doc = json.loads(path.read_text())
@@ -141,7 +147,7 @@ def test_writes_the_librarys_file_merged(launches, tuner, tmp_path):
     assert [e["m"] for e in block.entries] == [1]
     assert tuner[0]["replays"] == 5 and tuner[0]["bias"] is True
     # A file for another GPU is replaced whole.
-    path.write_text(_tune.tuning_json("NVIDIA B200", 148, "0.1.0", old))
+    path.write_text(tuning_text("NVIDIA B200", 148, "0.1.0", old))
     with tgv_gemm.autotune():
         run(1, 4096, 1024)
     doc = json.loads(path.read_text())
