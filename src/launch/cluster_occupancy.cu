@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include "common/relaxed_capture.hpp"
+
 namespace tgv::detail {
 namespace {
 
@@ -16,6 +18,10 @@ __global__ void __launch_bounds__(384, 1) whole_sm_kernel(int* out) {
 
 std::array<int32_t, 17> measure_max_clusters(int device, int64_t smem_optin_bytes) {
   std::array<int32_t, 17> out{};
+  // A process's first call may come while a stream captures (another thread's
+  // global-mode capture included): the attribute and occupancy queries launch
+  // nothing, and must not invalidate that capture.
+  const RelaxedCaptureScope relaxed;
   int previous = 0;
   if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
     (void)cudaGetLastError();
