@@ -16,7 +16,7 @@ namespace {
 // per token tile (fixed + scale x the ranking's time + scale x the weights'
 // HBM time, least squares over the picks) sets the pick against cuBLASLt.
 constexpr double kHbmGbps = 4500;     // read bandwidth the sweep's GPU measured
-constexpr double kPeakHbmGbps = 4915; // its peak from the memory clock and bus width (DeviceInfo)
+constexpr double kPeakHbmGbps = 4814; // its peak from the memory clock and bus width: 2 x 3201 MHz x 6016 bits
 constexpr double kSmGbps = 25;        // per-SM stream rate of a 128-column stage
 constexpr double kK64Factor = 0.8;    // 64-column stages: smaller TMA boxes (perf-notes §4)
 constexpr double kSplitUs = 0.2;      // a split-K cluster's two barriers

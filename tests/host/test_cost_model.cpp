@@ -140,8 +140,8 @@ TEST(CostModel, DeterministicAndFollowsTheDevice) {
   EXPECT_GT(small.us, a.us);
   // Half the memory bandwidth: a weight stream takes longer, for both backends.
   DeviceInfo slow = hopper(132), fast = hopper(132);
-  slow.peak_hbm_gbps = 2457;
-  fast.peak_hbm_gbps = 4915;
+  slow.peak_hbm_gbps = 2407;
+  fast.peak_hbm_gbps = 4814;
   EXPECT_GT(best_sm90(desc(1, 28672, 4096), slow).us, best_sm90(desc(1, 28672, 4096), fast).us);
   EXPECT_GT(predict_cublas_us(desc(1, 28672, 4096), slow), predict_cublas_us(desc(1, 28672, 4096), fast));
 }
