@@ -318,11 +318,11 @@ void choose(const GemmDesc& g, cublasLtHandle_t handle, const CallKey& key, LtPl
   p.info.candidates = int(cands.size());
   p.info.settled = mode == ChoiceMode::AutotuneOff || mode == ChoiceMode::Measure;
   take_algo(p, cands[0].algo, cands[0].workspaceSize);
-  log_choice(g, p,
-             mode == ChoiceMode::Measure       ? "the heuristic's first (no memory to measure with)"
-             : mode == ChoiceMode::Capturing   ? "the heuristic's first (stream capturing; an eager call will measure)"
-             : mode == ChoiceMode::AutotuneOff ? "the heuristic's first (TGV_CUBLAS_AUTOTUNE=0)"
-                                         : "the heuristic's first (untimed)");
+  const char* why = mode == ChoiceMode::Measure       ? "no memory to measure with"
+                    : mode == ChoiceMode::Capturing   ? "stream capturing; an eager call will measure"
+                    : mode == ChoiceMode::AutotuneOff ? "TGV_CUBLAS_AUTOTUNE=0"
+                                                      : "untimed";
+  log_choice(g, p, strfmt("the heuristic's first (%s)", why).c_str());
 }
 
 }  // namespace tgv::detail
