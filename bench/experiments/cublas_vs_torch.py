@@ -16,6 +16,7 @@ its candidates for the shape's M bucket.
     TGV_LOG_DISPATCH=1 python3 bench/experiments/cublas_vs_torch.py --quick   # + the chosen algorithms
     python3 bench/experiments/cublas_vs_torch.py --no-autotune   # TGV_CUBLAS_AUTOTUNE=0: heuristic's first
     python3 bench/experiments/cublas_vs_torch.py --bf16-reduction  # experiment: allow bf16 split-K sums
+    python3 bench/experiments/cublas_vs_torch.py --no-staging    # odd N: out itself only, no staging + copy
 
 Prints one line per point (ratio = torch us / ours us; >= 1 means ours is
 faster) and the minimum and geometric mean of the ratio, per M and overall.
@@ -30,6 +31,9 @@ import time
 # The library reads these at first use: set them before it loads.
 _AUTOTUNE_OFF = "--no-autotune" in sys.argv
 _BF16_REDUCTION = "--bf16-reduction" in sys.argv
+_NO_STAGING = "--no-staging" in sys.argv
+if _NO_STAGING:
+    os.environ["TGV_CUBLAS_STAGING"] = "off"
 if _AUTOTUNE_OFF:
     os.environ["TGV_CUBLAS_AUTOTUNE"] = "0"
 if _BF16_REDUCTION:
@@ -81,6 +85,8 @@ def parse_args(argv):
     p.add_argument("--no-autotune", action="store_true", help="TGV_CUBLAS_AUTOTUNE=0 (heuristic's first)")
     p.add_argument("--bf16-reduction", action="store_true",
                    help="TGV_CUBLAS_BF16_REDUCTION=1: let cuBLASLt add split-K partials in bf16 (experiment)")
+    p.add_argument("--no-staging", action="store_true",
+                   help="TGV_CUBLAS_STAGING=off: no staged candidates for misaligned rows of out (odd N)")
     p.add_argument("--check", action="store_true", help="also compare each output with F.linear")
     return p.parse_args(argv)
 
@@ -95,9 +101,10 @@ def main(argv):
     if args.shapes:
         shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes]
     props = torch.cuda.get_device_properties(0)
-    print("# cublas_vs_torch: %s, torch %s, tgv_gemm %s, %s%s%s" % (
+    print("# cublas_vs_torch: %s, torch %s, tgv_gemm %s, %s%s%s%s" % (
         props.name, torch.__version__, tgv_gemm.library_version(), "bias" if args.bias else "no bias",
-        ", TGV_CUBLAS_AUTOTUNE=0" if _AUTOTUNE_OFF else "", ", bf16 reduction allowed" if _BF16_REDUCTION else ""))
+        ", TGV_CUBLAS_AUTOTUNE=0" if _AUTOTUNE_OFF else "", ", bf16 reduction allowed" if _BF16_REDUCTION else "",
+        ", no staging" if _NO_STAGING else ""))
     print("%6s %6s %4s %10s %10s %7s" % ("N", "K", "M", "ours_us", "torch_us", "ratio"))
     start = time.time()
     ratios = {}  # M -> [ratio]

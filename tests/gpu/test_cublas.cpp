@@ -97,7 +97,8 @@ std::string describe(const LtChoiceInfo& i) {
   s << "candidate " << i.index << " of " << i.candidates << (i.measured ? " measured" : " unmeasured")
     << (i.reused ? " reused" : "") << (i.settled ? " settled" : " unsettled") << ", " << i.us << " us (first "
     << i.first_us << " us), algo " << i.algo_id << " tile " << i.tile << " split-K " << i.split_k << " reduction "
-    << i.reduction << ", workspace " << i.workspace_needed << " of " << i.workspace_bytes;
+    << i.reduction << (i.staged_ld > 0 ? ", staged at ld " + std::to_string(i.staged_ld) : std::string())
+    << ", workspace " << i.workspace_needed << " of " << i.workspace_bytes;
   return s.str();
 }
 
