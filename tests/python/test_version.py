@@ -6,25 +6,11 @@ Needs the built library but no GPU; the CMakeLists.txt check needs the
 repository (a staged GPU folder has none).
 """
 
-import importlib.util
 import os
 import re
 
 import pytest
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-
-
-def load_lib():
-    spec = importlib.util.spec_from_file_location(
-        "tgv_gemm_lib_version", os.path.join(ROOT, "python", "tgv_gemm", "_lib.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as e:  # no built library, or no CUDA runtime to load it with
-        pytest.skip(str(e))
-    return module
+from tgv_libonly import ROOT, load_lib
 
 
 def test_the_library_reports_the_cmake_project_version():
