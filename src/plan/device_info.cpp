@@ -7,7 +7,6 @@
 #include <mutex>
 
 #include "common/cuda_check.hpp"
-#include "common/devices.hpp"
 
 namespace tgv::detail {
 namespace {

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "common/devices.hpp"
 #include "plan/tuning.hpp"
 
 namespace tgv::detail {

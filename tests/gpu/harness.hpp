@@ -124,6 +124,9 @@ class GemmFixture {
   tgv_problem& problem() { return problem_; }
   tgv_options options() const;
   void* stream() const { return stream_; }
+  // Computes the float64 reference now (else check_result does, once): for
+  // tests whose timed phase must not be spent on it.
+  void prepare_reference() { compute_reference(); }
 
   // Fills the whole out allocation (guards included) with kOutPoison.
   void poison();
@@ -141,11 +144,9 @@ class GemmFixture {
   void check_untouched(const std::vector<uint16_t>& got, std::vector<std::string>& failures) const;
   // Offset of out (l, m, n) in the whole allocation, in elements.
   int64_t out_index(int64_t l, int64_t m, int64_t n) const;
-  // The float64 reference, computed once (check_result calls it); for tests
-  // that must not spend a timed phase computing it.
-  void compute_reference();
 
  private:
+  void compute_reference();
 
   GemmCase c_;
   tgv_problem problem_{};

@@ -206,8 +206,8 @@ TEST(TunerBesideServing, FourServingThreadsAndATunerTwentyRoundsInARow) {
   }
 
   for (auto& list : served)
-    for (auto& f : list) f->compute_reference();
-  for (auto& f : tuned) f->compute_reference();
+    for (auto& f : list) f->prepare_reference();
+  for (auto& f : tuned) f->prepare_reference();
 
   for (int round = 0; round < kRounds; ++round) {
     Failures failures;
