@@ -4,6 +4,7 @@
 
 #include "cuda_check.hpp"
 #include "fill.hpp"
+#include "read_fold.cuh"
 #include "timing.hpp"
 
 namespace {
@@ -11,26 +12,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // independent loads in flight per thread, to cover DRAM latency
 constexpr int kRuns = 15;
-
-__device__ uint32_t fold(uint4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
-
-// Grid-stride read of `count` 16-byte words. Every word feeds the XOR written to
-// *sink, so the compiler must keep every load.
-__global__ void read_probe_kernel(const uint4* __restrict__ data, size_t count, uint32_t* sink) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  uint32_t acc = 0;
-  for (; i + (kUnroll - 1) * stride < count; i += kUnroll * stride) {
-    uint4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = data[i + u * stride];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc ^= fold(v[u]);
-  }
-  for (; i < count; i += stride) acc ^= fold(data[i]);
-  for (int offset = 16; offset > 0; offset /= 2) acc ^= __shfl_xor_sync(0xffffffffu, acc, offset);
-  if (threadIdx.x % 32 == 0) atomicXor(sink, acc);
-}
 
 }  // namespace
 
@@ -48,12 +29,13 @@ double measure_read_bandwidth(size_t bytes, cudaStream_t stream) {
   int device = 0, sms = 0, blocks_per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, read_probe_kernel, kThreads, 0));
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, xor_grid_stride_kernel<kUnroll>, kThreads, 0));
   const int grid = sms * blocks_per_sm;
 
   const auto launch = [&] {
-    read_probe_kernel<<<grid, kThreads, 0, stream>>>(data, count, sink);
-    CUDA_CHECK_LAUNCH("read_probe_kernel");
+    xor_grid_stride_kernel<kUnroll><<<grid, kThreads, 0, stream>>>(data, count, sink);
+    CUDA_CHECK_LAUNCH("xor_grid_stride_kernel");
   };
   launch();  // warm-up: module load, clocks
   const double ms = median(time_each(stream, kRuns, launch));

@@ -53,6 +53,13 @@ RotatingBuffers::~RotatingBuffers() {
   CUDA_CHECK(cudaFree(w_));
 }
 
+int RotatingBuffers::gemms_per_graph() const {
+  const int64_t weight_bytes = n_ * k_ * static_cast<int64_t>(sizeof(__nv_bfloat16));
+  const int64_t by_bytes = std::max<int64_t>(kMinGemmsPerLargeGraph, kMaxGraphWeightBytes / weight_bytes);
+  const int64_t wanted = std::min<int64_t>(kMinGemmsPerGraph, by_bytes);
+  return static_cast<int>(sets_ * ((wanted + sets_ - 1) / sets_));
+}
+
 tgv::Problem RotatingBuffers::problem(int set, int64_t m) const {
   tgv::Problem p = tgv::Problem::packed(m, n_, k_);
   p.x = x(set);

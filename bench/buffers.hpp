@@ -14,6 +14,11 @@ class RotatingBuffers {
  public:
   // A graph replays at least this many GEMMs: the replay's own launch cost fades under 200.
   static constexpr int kMinGemmsPerGraph = 200;
+  // ... or fewer, where that many would read more than this many weight bytes: at
+  // 4.8 TB/s a replay of 8 GiB is ~1.8 ms, so the replay's launch stays under 1%
+  // while a 1-3 GB lm_head is not read 200 times per replay.
+  static constexpr int64_t kMaxGraphWeightBytes = int64_t{8} << 30;
+  static constexpr int kMinGemmsPerLargeGraph = 8;
 
   // Enough sets that their weights total at least `min_weight_bytes`; x and out are
   // sized for `max_m` tokens. W ~U(-1,1)/sqrt(K), x and bias ~U(-1,1).
@@ -25,8 +30,9 @@ class RotatingBuffers {
 
   int sets() const { return sets_; }
   // GEMMs in one timed graph: whole rounds over the sets, so every weight copy is
-  // read equally often, and at least kMinGemmsPerGraph.
-  int gemms_per_graph() const { return sets_ * ((kMinGemmsPerGraph + sets_ - 1) / sets_); }
+  // read equally often; kMinGemmsPerGraph, or as many as read kMaxGraphWeightBytes
+  // (at least kMinGemmsPerLargeGraph) where that is fewer.
+  int gemms_per_graph() const;
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
 

@@ -14,6 +14,7 @@
 
 #include "cuda_check.hpp"
 #include "fill.hpp"
+#include "pdl_launch.hpp"
 #include "shapes.hpp"
 #include "timing.hpp"
 
@@ -65,16 +66,8 @@ __global__ void elementwise(const __nv_bfloat16* in, int64_t in_cols, __nv_bfloa
 
 void launch_elementwise(const __nv_bfloat16* in, int64_t in_cols, __nv_bfloat16* out, int64_t cols, int64_t m,
                         int mode, bool pdl, cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>((m * cols + 255) / 256 < 264 ? (m * cols + 255) / 256 : 264));
-  config.blockDim = dim3(256);
-  config.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attr;
-  config.numAttrs = pdl ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, elementwise, in, in_cols, out, cols, m, mode));
+  const dim3 grid(static_cast<unsigned>((m * cols + 255) / 256 < 264 ? (m * cols + 255) / 256 : 264));
+  CUDA_CHECK(launch_maybe_pdl(elementwise, grid, dim3(256), pdl, stream, in, in_cols, out, cols, m, mode));
 }
 
 struct Weights {

@@ -11,15 +11,36 @@ constexpr const char* kUsage =
 Checks and times bf16 GEMMs out[M x N] = x[M x K] . W[N x K]^T (+bias) through the
 tgv-gemm API. Each backend's result is compared with an fp32 reference, then timed
 as CUDA-graph replays of back-to-back GEMMs over rotating weight copies (cold
-weights, as in a decode step). The floor is the bytes of W + x + out over the
-device's streaming-read bandwidth, measured at the start of the run.
+weights, as in a decode step). Two floors sit beside the times: the HBM floor, the
+bytes of W + x + out over the device's streaming-read bandwidth (measured at the
+start of the run), and the stream floor, the time of a kernel that only reads the
+same W bytes, spread evenly over every SM and launched as the GEMMs are (same
+graph, same rotating copies; with PDL and without): the practical floor with
+launch and first-load latency included.
+
+modes (one per run; two options that select different modes are a usage error):
+  (default)        isolated GEMMs: every backend beside both floors
+  --mode chain     decoder layers of GEMMs fed through elementwise kernels
+  --mode floor     only the stream floor of each shape (with and without PDL)
+  --tune FILE      time every legal (tactic, split-K, stages: the deepest or 8) and
+                   cuBLASLt per shape and M bucket; write the tuning file the library
+                   loads (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
+  --validate       run the full correctness grid of the tgv kernels on this GPU
+                   (every tactic of its family x shapes with M/N/K tails x
+                   layouts x bias, against the fp32 reference) and print a
+                   verdict to report back; exit status 0 on PASS, 1 on FAIL
+  --mode isolated  the default, named
 
 options:
-  --model NAME     only shapes whose model name contains NAME (any case)
-  --shapes FILE    shapes from FILE: one `label N K` per line, '#' starts a
-                   comment; the model name is FILE's base name
+  --model NAME     only shapes whose model name (or a further producer's label)
+                   contains NAME (any case)
+  --shapes FILE    shapes from FILE, one per line: `label N K [producer ...]`, '#'
+                   starts a comment. The model name is FILE's base name, unless
+                   the label is `model:projection`; further tokens name the other
+                   (model, projection)s with this N x K (bench/corpus/decode.shapes)
                    (default: Llama-3.1-8B, Llama-3.1-70B TP8, DeepSeek-V3 TP8,
                    gpt-oss-120b TP4)
+  --list-shapes    print the selected shapes and exit (no GPU needed)
   --m LIST         token counts, comma-separated (default 1,2,4,8,16,32,64,128,256)
   --backend LIST   among tgv,auto,cublas, comma-separated (default tgv,cublas); a
                    backend that answers NOT_SUPPORTED is skipped with a note
@@ -28,15 +49,8 @@ options:
   --stages N       pipeline depth for the tgv backend, 2..16 (default 0: the tuning
                    file's, else the deepest ring that fits shared memory)
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
-  --validate       run the full correctness grid of the tgv kernels on this GPU
-                   (every tactic of its family x shapes with M/N/K tails x
-                   layouts x bias, against the fp32 reference) and print a
-                   verdict to report back; exit status 0 on PASS, 1 on FAIL
-  --tune FILE      time every legal (tactic, split-K, stages: the deepest or 8) and cuBLASLt
-                   per shape and M bucket; write the tuning file the library loads
-                   (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
-  --pdl 0|1        programmatic dependent launch (default 1)
-  --mode MODE      isolated (default) or chain
+  --pdl 0|1        programmatic dependent launch (default 1); the stream floor
+                   that the x/stream ratios divide by is launched the same way
   --bias           add a bias of N elements
   --reps N         timed graph replays; the median is reported (default 9)
   --csv FILE       also write the results as CSV
@@ -125,9 +139,25 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
     cli->command_line += shell_quote(argv[i]);
   }
 
+  // The first option that selected a mode, as typed: a second one that selects
+  // another mode is an error naming both.
+  std::string mode_option;
+  const auto select_mode = [&](const std::string& typed) {
+    if (!mode_option.empty() && mode_option != typed) {
+      *error = typed + " conflicts with " + mode_option + ": they select different modes; give one";
+      return false;
+    }
+    mode_option = typed;
+    return true;
+  };
+
   for (int i = 1; i < argc; ++i) {
     const std::string option = argv[i];
     if (option == "--help" || option == "-h") return CliAction::Help;
+    if (option == "--list-shapes") {
+      cli->list_shapes = true;
+      continue;
+    }
     if (option == "--bias") {
       cli->bias = true;
       continue;
@@ -137,6 +167,7 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       continue;
     }
     if (option == "--validate") {
+      if (!select_mode(option)) return CliAction::Error;
       cli->validate = true;
       continue;
     }
@@ -159,6 +190,7 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
     } else if (option == "--shapes") {
       cli->shapes_file = value;
     } else if (option == "--tune") {
+      if (!select_mode(option)) return CliAction::Error;
       cli->tune_path = value;
     } else if (option == "--csv") {
       cli->csv_path = value;
@@ -193,11 +225,12 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       }
       cli->pdl = value == "1";
     } else if (option == "--mode") {
-      if (value != "isolated" && value != "chain") {
-        *error = "--mode: '" + value + "' is not isolated or chain";
+      if (value != "isolated" && value != "chain" && value != "floor") {
+        *error = "--mode: '" + value + "' is not isolated, chain or floor";
         return CliAction::Error;
       }
-      cli->mode = value == "chain" ? Mode::Chain : Mode::Isolated;
+      if (!select_mode(option + " " + value)) return CliAction::Error;
+      cli->mode = value == "chain" ? Mode::Chain : value == "floor" ? Mode::Floor : Mode::Isolated;
     } else if (option == "--reps") {
       if (!parse_int(value, 1, 1000, &number)) {
         *error = "--reps: '" + value + "' is not a count in [1, 1000]";

@@ -12,7 +12,10 @@ struct BackendChoice {
   tgv::Backend id;
 };
 
-enum class Mode { Isolated, Chain };
+// What a run does. --validate and --tune FILE select their modes too; two options
+// that select different modes are a usage error (exit 2), never one silently
+// overriding the other.
+enum class Mode { Isolated, Chain, Floor };
 
 struct Cli {
   std::vector<BackendChoice> backends;
@@ -31,6 +34,7 @@ struct Cli {
   bool bias = false;
   int reps = 9;
   Mode mode = Mode::Isolated;
+  bool list_shapes = false;  // --list-shapes: print the selected shapes and exit (no GPU needed)
   std::string command_line;  // argv, shell-quoted where needed, for the report header
 };
 

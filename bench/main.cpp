@@ -13,6 +13,8 @@
 #include "buffers.hpp"
 #include "cli.hpp"
 #include "chain.hpp"
+#include "floor_mode.hpp"
+#include "stream_floor.hpp"
 #include "tune.hpp"
 #include "validate.hpp"
 #include "cuda_check.hpp"
@@ -100,6 +102,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tgv-bench: no shape's model name contains '%s'\n", cli.model_filter.c_str());
     return 2;
   }
+  if (cli.list_shapes) {
+    std::printf("# %zu shapes\n", shapes.size());
+    for (const Shape& shape : shapes) {
+      std::printf("%s %lld %lld %s\n", shape.label.c_str(), static_cast<long long>(shape.n),
+                  static_cast<long long>(shape.k), producers(shape).c_str());
+    }
+    return 0;
+  }
 
   int devices = 0;
   const cudaError_t found = cudaGetDeviceCount(&devices);
@@ -134,6 +144,7 @@ int main(int argc, char** argv) {
   info.library_version = tgv_version_string();
   for (const BackendChoice& b : cli.backends) info.backends.push_back(b.name);
   info.reps = cli.reps;
+  info.pdl = cli.pdl;
   info.host_overhead = cli.host_overhead;
   info.min_gemms_per_graph = RotatingBuffers::kMinGemmsPerGraph;
   info.rotation_bytes =
@@ -142,6 +153,12 @@ int main(int argc, char** argv) {
     std::printf("# tgv-bench --tune | %s | %d SMs | %s | %s\n", prop.name, prop.multiProcessorCount, utc_now().c_str(),
                 cli.command_line.c_str());
     return run_tune(cli, shapes, prop.name, prop.multiProcessorCount, static_cast<size_t>(info.rotation_bytes), stream);
+  }
+  if (cli.mode == Mode::Floor) {
+    info.read_gbps = measure_read_bandwidth(kProbeBytes, stream);
+    const int status = run_floor(cli, info, shapes, stream);
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    return status;
   }
   Progress progress(static_cast<int>(shapes.size() * cli.ms.size() * cli.backends.size()));
   progress.show(0, "read bandwidth");
@@ -156,6 +173,8 @@ int main(int argc, char** argv) {
     const RotatingBuffers buffers(shape.n, shape.k, max_m, cli.bias, static_cast<size_t>(info.rotation_bytes),
                                   s + 1, stream);
     const int calls = buffers.gemms_per_graph();
+    progress.show(step, shape.model + " " + shape.label + " stream floor");
+    const StreamFloor stream_floor = measure_stream_floor(buffers, calls, cli.reps, info.sm_count, stream);
     for (const int64_t m : cli.ms) {
       const std::string where = shape.model + " " + shape.label + " M=" + std::to_string(m);
       progress.show(step + 1, where + " reference");
@@ -169,6 +188,9 @@ int main(int argc, char** argv) {
       row.m = m;
       row.bytes = 2.0 * static_cast<double>(shape.n * shape.k + m * shape.k + m * shape.n);  // bf16
       row.floor_us = row.bytes / (info.read_gbps * 1e3);
+      row.stream_pdl_us = stream_floor.pdl_us;
+      row.stream_plain_us = stream_floor.plain_us;
+      row.producers = producers(shape);
       row.sets = buffers.sets();
       row.gemms_per_graph = calls;
       for (const BackendChoice& backend : cli.backends) {

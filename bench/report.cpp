@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 
+#include "table.hpp"
+
 namespace {
 
 constexpr const char* kCublas = "cublas";
@@ -14,7 +16,12 @@ struct Derived {
   double gbps = NAN;
   double pct_of_floor = NAN;
   double speedup_vs_cublas = NAN;  // only for backends other than cublas
+  double vs_stream = NAN;          // time / the stream floor launched with the run's PDL setting
 };
+
+double stream_floor_of(const RunInfo& info, const Row& row) {
+  return info.pdl ? row.stream_pdl_us : row.stream_plain_us;
+}
 
 int cublas_index(const RunInfo& info) {
   const auto it = std::find(info.backends.begin(), info.backends.end(), kCublas);
@@ -27,6 +34,7 @@ Derived derive(const RunInfo& info, const Row& row, size_t backend) {
   if (r.outcome != Outcome::Timed) return d;
   d.gbps = row.bytes / (r.us * 1e-6) / 1e9;
   d.pct_of_floor = 100.0 * row.floor_us / r.us;
+  d.vs_stream = r.us / stream_floor_of(info, row);  // NaN when the floor was not measured
   const int cublas = cublas_index(info);
   if (cublas >= 0 && static_cast<size_t>(cublas) != backend && row.results[cublas].outcome == Outcome::Timed) {
     d.speedup_vs_cublas = row.results[cublas].us / r.us;
@@ -54,68 +62,16 @@ const char* outcome_name(Outcome outcome) {
   return "";
 }
 
-std::string format(const char* fmt, double value) {
-  if (std::isnan(value)) return "-";
-  char text[64];
-  std::snprintf(text, sizeof(text), fmt, value);
-  return text;
+// The label, and how many further producers share the shape (the CSV lists them).
+std::string shape_cell(const Row& row) {
+  const size_t extra = static_cast<size_t>(std::count(row.producers.begin(), row.producers.end(), ' '));
+  return extra == 0 ? row.label : row.label + " +" + std::to_string(extra);
 }
 
 std::string shape_name(const Row& row) {
   return row.model + " " + row.label + " N=" + std::to_string(row.n) + " K=" + std::to_string(row.k) +
          " M=" + std::to_string(row.m);
 }
-
-void print_table(std::FILE* out, const std::vector<std::vector<std::string>>& cells, size_t left_aligned) {
-  std::vector<size_t> width(cells.front().size(), 0);
-  for (const auto& line : cells) {
-    for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
-  }
-  for (size_t l = 0; l < cells.size(); ++l) {
-    std::string text;
-    for (size_t c = 0; c < cells[l].size(); ++c) {
-      const std::string& cell = cells[l][c];
-      const std::string pad(width[c] - cell.size(), ' ');
-      text += c == 0 ? "" : "  ";
-      text += c < left_aligned ? cell + pad : pad + cell;
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    std::fprintf(out, "%s\n", text.c_str());
-    if (l == 0) {
-      size_t total = 0;
-      for (const size_t w : width) total += w;
-      std::fprintf(out, "%s\n", std::string(total + 2 * (width.size() - 1), '-').c_str());
-    }
-  }
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string csv_number(const char* fmt, double value) { return std::isnan(value) ? "" : format(fmt, value); }
-
-std::string json_string(const std::string& text) {
-  std::string quoted = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof(escape), "\\u%04x", static_cast<unsigned>(c));
-      quoted += escape;
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "\"";
-}
-
-std::string json_number(const char* fmt, double value) { return std::isnan(value) ? "null" : format(fmt, value); }
 
 }  // namespace
 
@@ -125,14 +81,20 @@ void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& r
                info.read_gbps, info.date_utc.c_str(), info.command.c_str());
   std::fprintf(out,
                "# us: per GEMM, median of %d CUDA-graph replays, each >= %d back-to-back GEMMs over >= %.0f MiB "
-               "of rotating weight copies; floor = bytes(W + x + out) / read bandwidth\n",
+               "of rotating weight copies (fewer GEMMs where a replay reads >= 8 GiB); floor = bytes(W + x + out) / "
+               "read bandwidth\n",
                info.reps, info.min_gemms_per_graph, info.rotation_bytes / 1048576.0);
+  std::fprintf(out,
+               "# stream: us per launch of a kernel that only reads W (one CTA per SM, equal shares), in the same "
+               "graph over the same copies, with PDL and without; x/stream = x us / stream floor %s PDL (--pdl %d)\n",
+               info.pdl ? "with" : "without", info.pdl ? 1 : 0);
 
   const int cublas = cublas_index(info);
-  std::vector<std::string> header = {"model", "shape", "N", "K", "M", "floor us"};
+  std::vector<std::string> header = {"model", "shape", "N", "K", "M", "floor us", "stream us", "stream no-pdl us"};
   for (const std::string& b : info.backends) header.push_back(b + " us");
   for (const std::string& b : info.backends) header.push_back(b + " GB/s");
   for (const std::string& b : info.backends) header.push_back(b + " %floor");
+  for (const std::string& b : info.backends) header.push_back(b + "/stream");
   for (const std::string& b : info.backends)
     if (info.host_overhead) header.push_back(b + " host us");
   for (size_t b = 0; b < info.backends.size(); ++b) {
@@ -140,8 +102,9 @@ void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& r
   }
   std::vector<std::vector<std::string>> cells = {header};
   for (const Row& row : rows) {
-    std::vector<std::string> line = {row.model, row.label, std::to_string(row.n), std::to_string(row.k),
-                                     std::to_string(row.m), format("%.2f", row.floor_us)};
+    std::vector<std::string> line = {row.model, shape_cell(row), std::to_string(row.n), std::to_string(row.k),
+                                     std::to_string(row.m), format("%.2f", row.floor_us),
+                                     format("%.2f", row.stream_pdl_us), format("%.2f", row.stream_plain_us)};
     std::vector<Derived> derived;
     for (size_t b = 0; b < info.backends.size(); ++b) derived.push_back(derive(info, row, b));
     for (const Measurement& r : row.results) {
@@ -149,6 +112,7 @@ void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& r
     }
     for (const Derived& d : derived) line.push_back(format("%.0f", d.gbps));
     for (const Derived& d : derived) line.push_back(format("%.1f%%", d.pct_of_floor));
+    for (const Derived& d : derived) line.push_back(format("%.2fx", d.vs_stream));
     for (const Measurement& r : row.results)
       if (info.host_overhead) line.push_back(r.host_us > 0 ? format("%.2f", r.host_us) : "-");
     for (size_t b = 0; b < derived.size(); ++b) {
@@ -185,7 +149,8 @@ bool write_csv(const std::string& path, const RunInfo& info, const std::vector<R
     return false;
   }
   file << "model,shape,n,k,m,backend,status,us,gbps,pct_of_floor,speedup_vs_cublas,floor_us,bytes,"
-          "weight_sets,gemms_per_graph,replays,read_gbps,note,plan\n";
+          "weight_sets,gemms_per_graph,replays,read_gbps,note,plan,stream_floor_pdl_us,stream_floor_nopdl_us,"
+          "vs_stream_floor,producers\n";
   for (const Row& row : rows) {
     for (size_t b = 0; b < row.results.size(); ++b) {
       const Measurement& r = row.results[b];
@@ -196,7 +161,9 @@ bool write_csv(const std::string& path, const RunInfo& info, const std::vector<R
            << ',' << csv_number("%.2f", d.pct_of_floor) << ',' << csv_number("%.4f", d.speedup_vs_cublas) << ','
            << format("%.4f", row.floor_us) << ',' << format("%.0f", row.bytes) << ',' << row.sets << ','
            << row.gemms_per_graph << ',' << info.reps << ',' << format("%.1f", info.read_gbps) << ','
-           << csv_field(r.note) << ',' << csv_field(r.plan) << '\n';
+           << csv_field(r.note) << ',' << csv_field(r.plan) << ',' << csv_number("%.4f", row.stream_pdl_us) << ','
+           << csv_number("%.4f", row.stream_plain_us) << ',' << csv_number("%.4f", d.vs_stream) << ','
+           << csv_field(row.producers) << '\n';
     }
   }
   if (!file) {
@@ -221,6 +188,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
        << "  \"date_utc\": " << json_string(info.date_utc) << ",\n"
        << "  \"command\": " << json_string(info.command) << ",\n"
        << "  \"replays\": " << info.reps << ",\n"
+       << "  \"pdl\": " << (info.pdl ? "true" : "false") << ",\n"
        << "  \"min_gemms_per_graph\": " << info.min_gemms_per_graph << ",\n"
        << "  \"rotation_bytes\": " << info.rotation_bytes << ",\n"
        << "  \"results\": [";
@@ -238,7 +206,11 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
            << ", \"speedup_vs_cublas\": " << json_number("%.4f", d.speedup_vs_cublas)
            << ", \"floor_us\": " << format("%.4f", row.floor_us) << ", \"bytes\": " << format("%.0f", row.bytes)
            << ", \"weight_sets\": " << row.sets << ", \"gemms_per_graph\": " << row.gemms_per_graph
-           << ", \"note\": " << json_string(r.note) << ", \"plan\": " << json_string(r.plan) << "}";
+           << ", \"note\": " << json_string(r.note) << ", \"plan\": " << json_string(r.plan)
+           << ", \"stream_floor_pdl_us\": " << json_number("%.4f", row.stream_pdl_us)
+           << ", \"stream_floor_nopdl_us\": " << json_number("%.4f", row.stream_plain_us)
+           << ", \"vs_stream_floor\": " << json_number("%.4f", d.vs_stream)
+           << ", \"producers\": " << json_string(row.producers) << "}";
       first = false;
     }
   }

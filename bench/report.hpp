@@ -1,6 +1,7 @@
 // The results: one table on a stream (with its provenance header), and CSV / JSON files.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -21,6 +22,10 @@ struct Row {  // one shape at one M
   int64_t n = 0, k = 0, m = 0;
   double bytes = 0;      // W + x + out: what the floor and GB/s count
   double floor_us = 0;   // bytes over the measured read bandwidth
+  // A read-only kernel over the same W bytes, launched as the GEMMs are (stream_floor.hpp),
+  // with the PDL attribute and without; NaN where not measured.
+  double stream_pdl_us = NAN, stream_plain_us = NAN;
+  std::string producers;  // every (model:projection) with this N x K, space-separated
   int sets = 0;          // rotating weight copies
   int gemms_per_graph = 0;
   std::vector<Measurement> results;  // one per backend, in RunInfo::backends order
@@ -36,6 +41,7 @@ struct RunInfo {
   std::string library_version;
   std::vector<std::string> backends;
   int reps = 0;
+  bool pdl = true;             // the run's --pdl: which stream floor the x/stream ratios divide by
   bool host_overhead = false;  // a host-us column per backend
   int min_gemms_per_graph = 0;
   int64_t rotation_bytes = 0;  // the least total of the weight copies a graph cycles through

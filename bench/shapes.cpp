@@ -57,12 +57,17 @@ bool load_shapes_file(const std::string& path, std::vector<Shape>* shapes, std::
     line.erase(std::min(line.find('#'), line.size()));
     std::istringstream fields(line);
     Shape shape{model, "", 0, 0};
-    std::string extra;
     if (!(fields >> shape.label)) continue;  // blank or comment-only
-    if (!(fields >> shape.n >> shape.k) || (fields >> extra) || shape.n <= 0 || shape.k <= 0) {
-      *error = path + ":" + std::to_string(line_number) + ": expected `label N K` with N, K > 0";
+    if (!(fields >> shape.n >> shape.k) || shape.n <= 0 || shape.k <= 0) {
+      *error = path + ":" + std::to_string(line_number) + ": expected `label N K [producer ...]` with N, K > 0";
       return false;
     }
+    const size_t colon = shape.label.find(':');
+    if (colon != std::string::npos && colon > 0 && colon + 1 < shape.label.size()) {
+      shape.model = shape.label.substr(0, colon);
+      shape.label.erase(0, colon + 1);
+    }
+    for (std::string producer; fields >> producer;) shape.also.push_back(producer);
     shapes->push_back(shape);
   }
   if (shapes->empty()) {
@@ -76,7 +81,18 @@ std::vector<Shape> filter_by_model(const std::vector<Shape>& shapes, const std::
   const std::string wanted = lower(needle);
   std::vector<Shape> kept;
   for (const Shape& shape : shapes) {
-    if (lower(shape.model).find(wanted) != std::string::npos) kept.push_back(shape);
+    bool match = lower(shape.model).find(wanted) != std::string::npos;
+    for (const std::string& producer : shape.also) {
+      const std::string producer_model = producer.substr(0, producer.find(':'));
+      match = match || lower(producer_model).find(wanted) != std::string::npos;
+    }
+    if (match) kept.push_back(shape);
   }
   return kept;
+}
+
+std::string producers(const Shape& shape) {
+  std::string text = shape.model + ":" + shape.label;
+  for (const std::string& producer : shape.also) text += " " + producer;
+  return text;
 }

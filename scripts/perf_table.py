@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Markdown tables for docs/PERFORMANCE.md from one tgv-bench CSV (tgv, auto and
-cublas rows): the full table, and a summary against the speed targets.
+cublas rows): the full table, and a summary against the speed targets; or, for a
+run over the shape corpus (bench/corpus/decode.shapes), the corpus summary.
 
-    python3 scripts/perf_table.py bench.csv            # both, to stdout
+    python3 scripts/perf_table.py bench.csv              # summary + full table, to stdout
+    python3 scripts/perf_table.py --corpus corpus.csv    # geomeans, worst points, time / stream floor
+
+CSVs from before the stream floor (no stream_floor_pdl_us column) still load; the
+stream-floor cells are then left out.
 """
 import collections
 import csv
 import math
+import statistics
 import sys
 
 
@@ -25,14 +31,30 @@ def us(row):
     return float(row["us"])
 
 
+def stream_floor(row):
+    """The stream floor the run's ratios divide by (None in CSVs without it)."""
+    value = row.get("stream_floor_pdl_us") or ""
+    if not value or not row.get("vs_stream_floor"):
+        return None
+    return us(row) / float(row["vs_stream_floor"])
+
+
 def full_table(points):
-    out = ["| model | shape | N×K | M | floor µs | tgv µs | auto µs | cuBLASLt µs | tgv / floor | auto / floor "
-           "| cuBLASLt / tgv | cuBLASLt / auto |", "|" + "---|" * 12]
+    with_stream = any(stream_floor(b["cublas"]) for b in points.values())
+    head = ["model", "shape", "N×K", "M", "floor µs"] + (["stream µs"] if with_stream else []) + [
+        "tgv µs", "auto µs", "cuBLASLt µs", "tgv / floor", "auto / floor"] + (
+        ["auto / stream"] if with_stream else []) + ["cuBLASLt / tgv", "cuBLASLt / auto"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (model, shape, n, k, m), b in points.items():
         fl = float(b["cublas"]["floor_us"])
         t, a, c = us(b["tgv"]), us(b["auto"]), us(b["cublas"])
-        out.append("| %s | %s | %d×%d | %d | %.2f | %.2f | %.2f | %.2f | %.2f× | %.2f× | %.2f× | %.2f× |"
-                   % (model, shape, n, k, m, fl, t, a, c, t / fl, a / fl, c / t, c / a))
+        sf = stream_floor(b["auto"])
+        cells = [model, shape, "%d×%d" % (n, k), "%d" % m, "%.2f" % fl]
+        cells += ["%.2f" % sf if sf else "-"] if with_stream else []
+        cells += ["%.2f" % t, "%.2f" % a, "%.2f" % c, "%.2f×" % (t / fl), "%.2f×" % (a / fl)]
+        cells += ["%.2f×" % (a / sf) if sf else "-"] if with_stream else []
+        cells += ["%.2f×" % (c / t), "%.2f×" % (c / a)]
+        out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -65,8 +87,46 @@ def summary(points, max_m=64):
     return "\n".join(out)
 
 
+def corpus_summary(points, worst=15):
+    """For a corpus run: per backend vs cuBLASLt (geomean at M <= 32 and <= 128, the
+    minimum, points below 0.98x), the worst auto points, and time / stream floor."""
+    out = ["| backend | points | geomean vs cuBLASLt M ≤ 32 | M ≤ 128 | min (point) | points < 0.98× |",
+           "|---|---|---|---|---|---|"]
+    for backend in ("auto", "tgv"):
+        pts = [(us(b["cublas"]) / us(b[backend]), key) for key, b in points.items()
+               if backend in b and "cublas" in b and key[4] <= 128]
+        if not pts:
+            continue
+        low = min(pts)
+        out.append("| %s | %d | %.3f× | %.3f× | %.3f× (%s %s %d×%d M=%d) | %d |"
+                   % ((backend, len(pts), geomean([r for r, key in pts if key[4] <= 32]), geomean([r for r, _ in pts]),
+                       low[0]) + low[1] + (sum(1 for r, _ in pts if r < 0.98),)))
+    ranked = sorted((us(b["cublas"]) / us(b["auto"]), key, b) for key, b in points.items()
+                    if "auto" in b and "cublas" in b)
+    out += ["", "Worst %d auto points (cuBLASLt / auto):" % worst, "",
+            "| model | shape | N×K | M | auto µs | cuBLASLt µs | cuBLASLt / auto | plan |",
+            "|---|---|---|---|---|---|---|---|"]
+    for ratio, (model, shape, n, k, m), b in ranked[:worst]:
+        out.append("| %s | %s | %d×%d | %d | %.2f | %.2f | %.3f× | %s |"
+                   % (model, shape, n, k, m, us(b["auto"]), us(b["cublas"]), ratio, b["auto"].get("plan", "")))
+    out += ["", "Weights ≥ 8 MB at M ≤ 16, time / stream floor (median, min–max):", ""]
+    for backend in ("auto", "tgv", "cublas"):
+        v = [us(b[backend]) / stream_floor(b[backend]) for (_, _, n, k, m), b in points.items()
+             if backend in b and stream_floor(b[backend]) and n * k * 2 >= 8e6 and m <= 16]
+        if v:
+            out.append("- %s: %.3f× (%.3f–%.3f×) over %d points" % (backend, statistics.median(v), min(v), max(v),
+                                                                    len(v)))
+    return "\n".join(out)
+
+
 def main():
-    points = load(sys.argv[1])
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--corpus":
+        print(corpus_summary(load(args[1])))
+        return
+    if len(args) != 1:
+        sys.exit(__doc__)
+    points = load(args[0])
     print(summary(points))
     print()
     print(full_table(points))

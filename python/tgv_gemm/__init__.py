@@ -25,6 +25,10 @@ trip and call the op's CUDA kernel directly (same checks, same launch); under
 torch.compile, tensor subclasses, dispatch/function modes, functorch, the
 profiler or inputs requiring grad they call torch.ops.tgv.* instead.
 
+`with autotune():` around an engine's warm-up records the linear shapes it runs
+and tunes them when the block exits; `patch(model)` makes every eligible
+nn.Linear of a model run linear() (reversible: `handle.unpatch()`).
+
 `tune(shapes, ms)` times every candidate (tactic, split-K, ring depth, cuBLASLt)
 for your weight shapes on this GPU, as `tgv-bench --tune` does, and writes the
 tuning file that backend "auto" follows, at once in this process and in those
@@ -72,6 +76,8 @@ __all__ = [
     "tune",
     "tuning_file_path",
     "reload_tuning",
+    "autotune",
+    "patch",
     "library_version",
     "library_path",
     "TgvError",
@@ -217,3 +223,8 @@ def list_tactics():
 def library_version():
     """The version string of the loaded libtgv_gemm.so."""
     return _lib.version()
+
+
+# After linear() exists: _patch binds it.
+from ._autotune import autotune  # noqa: E402
+from ._patch import patch  # noqa: E402

@@ -32,6 +32,7 @@ _thread_problem = L.thread_problem
 _options = L.options
 _DEFAULT_OPTIONS = L.options("auto", None, None)
 _INVALID = L.ERROR_INVALID_ARGUMENT
+_record = None  # tgv_gemm.autotune's recorder while a block is open: _record(n, k, m, has_bias)
 
 
 def _value_error(where, message):
@@ -227,6 +228,8 @@ def run_linear(x, weight, bias, out, backend, tactic, pdl, where, options=None, 
         opts = _DEFAULT_OPTIONS
     else:
         opts = _options(backend, tactic, pdl)
+    if _record is not None and options is None and launch is None:  # not the tuner's, not get_plan's
+        _record(n, k, m, bias is not None)
     problem = _thread_problem()
     _pack(
         problem, 0,

@@ -63,6 +63,13 @@ def _time_graph(fn, calls, replays):
     keep allocating and synchronizing (in torch's default global mode their
     calls failed with "operation not permitted when stream is capturing")."""
     stream = torch.cuda.current_stream()
+    if stream == torch.cuda.default_stream():
+        # A graph cannot be captured on the legacy default stream: time on a
+        # side stream ordered after the caller's work.
+        side = torch.cuda.Stream()
+        side.wait_stream(stream)
+        with torch.cuda.stream(side):
+            return _time_graph(fn, calls, replays)
     for i in range(3):  # outside capture: plans, workspaces, first loads
         fn(i)
     stream.synchronize()

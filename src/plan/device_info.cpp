@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "common/cuda_check.hpp"
+#include "launch/cluster_occupancy.hpp"
 
 namespace tgv::detail {
 namespace {
@@ -34,6 +35,12 @@ DeviceInfo query(int ordinal) {
   d.num_sms = prop.multiProcessorCount;
   d.smem_optin_bytes = static_cast<int64_t>(prop.sharedMemPerBlockOptin);
   d.name = prop.name;
+  int clock_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess &&
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, ordinal) == cudaSuccess)
+    d.peak_hbm_gbps = 2.0 * clock_khz * 1e3 * (bus_bits / 8) * 1e-9;  // double data rate
+  (void)cudaGetLastError();  // an attribute this driver lacks is not an error of the caller's
+  if (d.cc_major >= 9) d.max_clusters = measure_max_clusters(ordinal, d.smem_optin_bytes);
   return d;
 }
 

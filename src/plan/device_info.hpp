@@ -2,6 +2,7 @@
 // Plain data so the planner can be unit-tested on a machine without a GPU.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,6 +40,11 @@ struct DeviceInfo {
   int32_t num_sms = 0;
   int64_t smem_optin_bytes = 0;  // dynamic shared memory a block may opt into
   std::string name;
+  // Clusters of i CTAs, one CTA per SM, the device holds at once (0: not
+  // measured). The GPCs' SM counts are not multiples of every size: an H200
+  // holds 30 clusters of 4 (120 CTAs) and 39 of 3 (117), not 33 and 44.
+  std::array<int32_t, 17> max_clusters{};
+  double peak_hbm_gbps = 0;  // from the memory clock and bus width (0: unknown)
 
   int32_t sm() const { return cc_major * 10 + cc_minor; }
 

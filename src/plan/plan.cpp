@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
+#include "plan/cost_model.hpp"
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
@@ -12,22 +13,9 @@ namespace {
 constexpr int64_t kTmaPlaneLimit = int64_t(1) << 32;   // bytes one TMA plane may span
 constexpr int64_t kTmaStrideLimit = int64_t(1) << 40;  // bytes, per tensor-map stride
 constexpr int64_t kMaxGridYZ = 65535;                  // grid.y carries token tiles, grid.z batches
-// Auto split-K: powers of two, so clusters pack the GPCs; each slice keeps
-// enough K blocks to fill its pipeline.
-constexpr int32_t kMaxAutoSplitK = 8;
-constexpr int64_t kMinKBlocksPerSplit = 4;
-// Past 32 tokens cuBLASLt's compute-oriented tiles catch up: on the H200
-// (docs/PERFORMANCE.md) tgv was behind on 5 of the 12 default shapes at M = 64
-// (0.91-0.98x), on all at M = 128 (0.73-0.94x) and M = 256 (0.41-0.76x), and
-// at M <= 32 never more than 1% behind. A tuning file refines this per shape.
-constexpr int64_t kMaxAutoTokens = 32;
-// Untuned, a single GEMM whose ladder grid needs more than one wave also goes
-// to cuBLASLt: with one output tile per CTA the last wave runs part-empty
-// while cuBLASLt's kernels balance the work. On the H200 the one such default
-// shape, Llama-3.1-8B gate_up (28672 x 4096: 224 CTAs of 128 rows on 132 SMs),
-// ran 61.2 us against cuBLASLt's 55.8 at M = 1, and the tuner chose cuBLASLt at
-// every M there (docs/PERFORMANCE.md, 2026-12-02). Batched calls keep the
-// ladder: nothing was measured for them.
+// Untuned, the cost model (src/plan/cost_model.*) was fitted to measurements
+// up to 128 tokens; past that cuBLASLt's compute-oriented tiles serve auto.
+constexpr int64_t kMaxModelTokens = 128;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -132,30 +120,6 @@ std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int
   return {};
 }
 
-int32_t ladder(const GemmDesc& g, const DeviceInfo& dev) {
-  // The token tile: the smallest that covers M, so every weight tile is read once.
-  const int64_t want = g.m < 256 ? g.m : 256;
-  int32_t cta_n = 256;
-  for (int32_t i = 0; i < kNumTactics; ++i) {
-    const Tactic& t = tactics()[i];
-    if (t.arch == 90 && t.cta_k == 128 && t.cta_n >= want && t.cta_n < cta_n) cta_n = t.cta_n;
-  }
-  int32_t best = -1;
-  int64_t best_ctas = 0;
-  for (int32_t i = 0; i < kNumTactics; ++i) {  // table order: cta_m = 64 before 128
-    const Tactic& t = tactics()[i];
-    if (t.arch != 90 || t.cta_k != 128 || t.cta_n != cta_n || stages_for(t, dev.smem_optin_bytes) == 0) continue;
-    const int64_t ctas = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
-    if (ctas <= dev.num_sms) return t.id;
-    if (best < 0 || ctas < best_ctas) {
-      best = t.id;
-      best_ctas = ctas;
-    }
-  }
-  if (best < 0) throw Error(TGV_ERROR_INTERNAL, "tactic ladder found no tactic that fits shared memory");
-  return best;
-}
-
 int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev) {
   int32_t best = -1;
   int64_t best_ctas = 0;
@@ -172,14 +136,6 @@ int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev) {
   }
   if (best < 0) throw Error(TGV_ERROR_INTERNAL, "the sm_100 tactic ladder found no tactic that fits shared memory");
   return best;
-}
-
-int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) {
-  const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
-  const int64_t k_blocks = ceil_div(g.k, t.cta_k);
-  for (int32_t split = kMaxAutoSplitK; split > 1; split /= 2)
-    if (tiles * split <= dev.num_sms && k_blocks >= kMinKBlocksPerSplit * split) return split;
-  return 1;
 }
 
 namespace {
@@ -246,14 +202,11 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   const TunedChoice* tuned = (tuning != nullptr && all_auto) ? tuning->find(g.n, g.k, g.m) : nullptr;
   if (tuned != nullptr && tuned->cublas) {
     if (!tgv_required) return p;  // measured: cuBLASLt is faster here
-    tuned = nullptr;              // backend=tgv: the ladder picks among ours
+    tuned = nullptr;              // backend=tgv: the cost model picks among ours
   }
   if (tuned != nullptr && !usable(*tuned, g, dev)) tuned = nullptr;
-  // Untuned, auto keeps our kernel to the decode range where it measured ahead.
-  if (tuned == nullptr && !tgv_required && g.m > kMaxAutoTokens) return p;
-
-  p.backend = TGV_BACKEND_TGV;
   if (blackwell) {
+    p.backend = TGV_BACKEND_TGV;
     if (o.split_k > 1)
       throw_unsupported(strfmt("split_k=%d: the sm_100 tgv kernel has no split-K; use split_k=0 or 1", o.split_k));
     p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder_sm100(g, dev);
@@ -262,14 +215,24 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
     p.split_k = 1;
     return p;
   }
-  p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder(g, dev);
-  const Tactic& t = tactic(p.tactic);
-  if (tuned == nullptr && !tgv_required && g.l == 1 &&
-      ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) > dev.num_sms) {
-    p.backend = TGV_BACKEND_CUBLAS;
-    p.tactic = -1;
-    return p;
+  // Untuned: the cost model's fastest candidate, and cuBLASLt where the model
+  // predicts it faster (auto only).
+  Sm90Candidate pick;
+  if (tuned == nullptr) {
+    pick = best_sm90(g, dev, o.tactic, o.split_k);
+    // An explicit split no candidate can run: plan the tactic alone, and the
+    // checks below name what is wrong with the split.
+    if (pick.tactic < 0 && o.split_k > 0) pick = best_sm90(g, dev, o.tactic, 0);
+    if (pick.tactic < 0) {
+      if (tgv_required) throw Error(TGV_ERROR_INTERNAL, "the cost model found no SM90 candidate that fits");
+      return p;
+    }
+    if (!tgv_required && (g.m > kMaxModelTokens || cublas_predicted_faster(g, dev, pick.us))) return p;
   }
+
+  p.backend = TGV_BACKEND_TGV;
+  p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : pick.tactic;
+  const Tactic& t = tactic(p.tactic);
   if (std::string r = stages_reason(t, o.stages, dev); !r.empty()) throw_unsupported(r);
   const int32_t wanted = o.stages > 0 ? o.stages : tuned ? tuned->stages : 0;
   p.stages = wanted > 0 ? wanted : stages_for(t, dev.smem_optin_bytes);
@@ -277,7 +240,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   if (o.split_k > k_blocks)
     throw_invalid(strfmt("split_k=%d: more than the %lld K blocks of %d columns that k=%lld has", o.split_k,
                          (long long)k_blocks, t.cta_k, (long long)g.k));
-  p.split_k = o.split_k > 0 ? o.split_k : tuned ? tuned->split_k : auto_split_k(g, t, dev);
+  p.split_k = o.split_k > 0 ? o.split_k : tuned ? tuned->split_k : pick.split_k;
   // The library's own split-K keeps to what the ring can hold; a caller's is
   // refused below with the reason.
   if (o.split_k == 0 && p.stages < min_stages_for(t, p.split_k)) p.split_k = 1;

@@ -6,17 +6,19 @@
 //   2. backend=tgv             -> our kernel, or an error saying why it cannot run
 //                                 (device arch, layout, TMA limits, tactic).
 //   3. backend=auto            -> cuBLASLt where the tuning file measured it
-//                                 faster, or, untuned, for M > 32 and for a
-//                                 single GEMM whose ladder grid exceeds one
-//                                 wave; else our kernel where it can run on
-//                                 this device; else cuBLASLt.
+//                                 faster, or, untuned, where the cost model
+//                                 (src/plan/cost_model.*) predicts it faster
+//                                 than our best candidate, and for M > 128
+//                                 (beyond the fitted range); else our kernel
+//                                 where it can run on this device; else cuBLASLt.
 //   The self-check gate's verdict (src/gate) is an input: a Failed family is
 //   refused (auto -> cuBLASLt, backend=tgv -> the reason); the sm_100 family is
 //   refused until its verdict is Passed; Hopper is served while Unknown (the
 //   dispatcher settles the verdict before it launches).
 //   Tactic, split-K and stages: the explicit ones, else the tuning file's
 //   (only when none is explicit: an entry is one measured triple), else the
-//   one-wave ladder (ladder()), auto_split_k() and the deepest ring that fits.
+//   cost model's fastest (tactic, split-K in 1..8) on SM90 (the sm_100 ladder
+//   on Blackwell) with the deepest ring that fits.
 //   A stage count must fit shared memory, match an sm_100 tactic's fixed
 //   count, and leave a ring that holds the epilogue tile and split-K partials
 //   (min_stages_for); auto split-K drops to 1 rather than overflow it.
@@ -55,22 +57,13 @@ std::string gate_refusal(const DeviceInfo& dev, const GateVerdict& gate);
 std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic,
                                    const GateVerdict* gate = nullptr);
 
-// The seed's one-wave ladder, on the device's SM count: among tactics whose
-// token tile covers all of M (so the weights are read once), the first, in
-// ladder order, whose grid fits one wave; else the one with the fewest CTAs.
-int32_t ladder(const GemmDesc& g, const DeviceInfo& dev);
-
-// Split-K when the tiles cannot fill the device: the largest power of two up
-// to 8 whose CTAs still fit one wave, with at least 4 K blocks per slice.
-int32_t auto_split_k(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
-
 // The reference design's Blackwell ladder, (cta_m, cta_n, stages, cluster) in
 // its order: the first whose grid, in CTAs (a pair counts two), fits one wave;
 // else the one with the fewest CTAs.
 int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev);
 
 // Throws detail::Error (NOT_SUPPORTED) for backend=tgv when tgv cannot serve.
-// `tuning` (may be null) holds measured choices that override the ladder;
+// `tuning` (may be null) holds measured choices that override the cost model;
 // `gate` (null: Unknown) is the self-check's verdict for the device's family.
 Plan plan(const GemmDesc& g, const tgv_options& options, const DeviceInfo& dev, const TuningTable* tuning = nullptr,
           const GateVerdict* gate = nullptr);

@@ -309,6 +309,16 @@ tgv_status GemmFixture::run_graph(const tgv_options& o, std::vector<std::string>
   return s;
 }
 
+const std::vector<double>& GemmFixture::reference() {
+  compute_reference();
+  return ref_;
+}
+
+double GemmFixture::reference_rms() {
+  compute_reference();
+  return ref_rms_;
+}
+
 void GemmFixture::compute_reference() {
   if (!ref_.empty()) return;
   const GemmCase& c = c_;
@@ -477,6 +487,24 @@ CaseResult run_case(const GemmCase& c) {
     }
   }
   return r;
+}
+
+std::vector<CaseResult> run_cases_on_threads(std::vector<GemmCase> cases) {
+  std::vector<CaseResult> results(cases.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].own_stream = true;
+    cases[i].seed += i;
+    threads.emplace_back([&, i] {
+      try {
+        results[i] = run_case(cases[i]);
+      } catch (const std::exception& e) {
+        results[i].failures.push_back(std::string("threw: ") + e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return results;
 }
 
 }  // namespace tgv_test

@@ -144,6 +144,9 @@ class GemmFixture {
   void check_untouched(const std::vector<uint16_t>& got, std::vector<std::string>& failures) const;
   // Offset of out (l, m, n) in the whole allocation, in elements.
   int64_t out_index(int64_t l, int64_t m, int64_t n) const;
+  // The float64 reference, [l][m][n], and its RMS (computed on first use).
+  const std::vector<double>& reference();
+  double reference_rms();
 
  private:
   void compute_reference();
@@ -165,5 +168,10 @@ class GemmFixture {
 
 // Runs a whole case: run (+ repeat, + graph) and every check.
 CaseResult run_case(const GemmCase& c);
+
+// Runs each case on a host thread of its own, all at once, each on a stream of
+// its own (own_stream set, seed offset by the index); an exception a thread
+// throws becomes a failure line of its case.
+std::vector<CaseResult> run_cases_on_threads(std::vector<GemmCase> cases);
 
 }  // namespace tgv_test

@@ -325,19 +325,19 @@ TEST(GetPlan, FollowsTheDispatchRules) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
   tgv_problem p;
-  tgv_default_problem(&p, 64, 4096, 4096, 1);
+  tgv_default_problem(&p, 200, 4096, 4096, 1);
   p.x = p.w = p.out = reinterpret_cast<void*>(uintptr_t(1) << 20);  // planned, never launched
   p.out = reinterpret_cast<void*>(uintptr_t(1) << 40);
   tgv_options o;
   tgv_default_options(&o);
   tgv_plan_info plan;
   ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
-  EXPECT_EQ(plan.backend, TGV_BACKEND_CUBLAS) << "untuned auto: M > 32 goes to cuBLASLt";
+  EXPECT_EQ(plan.backend, TGV_BACKEND_CUBLAS) << "untuned auto: M > 128 goes to cuBLASLt";
   o.backend = TGV_BACKEND_CUBLAS;
   ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
   EXPECT_EQ(plan.backend, TGV_BACKEND_CUBLAS);
   EXPECT_EQ(plan.tactic, -1);
-  if (major != 9) return;  // the rest is the Hopper family's ladder
+  if (major != 9) return;  // the rest is the Hopper family's cost model
   p.m = 1;
   o.backend = TGV_BACKEND_AUTO;
   ASSERT_EQ(tgv_get_plan(&p, &o, &plan), TGV_SUCCESS) << tgv_last_error();
@@ -435,7 +435,7 @@ namespace {
 
 // The Hopper kernel issue's grid, sampled: every M of the list, each N not a
 // multiple of the weight tile, every K and L, every layout, bias and PDL on and
-// off, each value appearing several times. The tactic is the ladder's for the
+// off, each value appearing several times. The tactic is the cost model's for the
 // M (the explicit-tactic sweep above covers the rest). Written after the last
 // device run of the session that added it (2026-12-02): not yet run on a GPU then.
 std::vector<GemmCase> issue_grid() {

@@ -134,10 +134,10 @@ TEST(Tuning, DispatcherFollowsTheTable) {
   // Measured slower than cuBLASLt: auto hands the call over ...
   p = tgv::detail::plan(desc(200, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
   EXPECT_EQ(p.backend, TGV_BACKEND_CUBLAS);
-  // ... but backend=tgv still gets our kernel, from the ladder.
+  // ... but backend=tgv still gets our kernel, the cost model's pick.
   p = tgv::detail::plan(desc(200, 4096, 4096), options(TGV_BACKEND_TGV), h200(), &t);
   EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
-  EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(200, 4096, 4096), h200()));
+  EXPECT_EQ(p.tactic, tgv::detail::plan(desc(200, 4096, 4096), options(TGV_BACKEND_TGV), h200()).tactic);
   // Explicit options win over the table.
   tgv_options o = options(TGV_BACKEND_AUTO);
   o.tactic = 0;
@@ -172,10 +172,10 @@ TEST(Tuning, DispatcherFollowsTheTablesStages) {
   o.stages = 4;
   p = tgv::detail::plan(desc(8, 4096, 4096), o, h200(), &t);
   EXPECT_EQ(p.stages, 4);
-  EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(8, 4096, 4096), h200()));
+  EXPECT_EQ(p.tactic, tgv::detail::plan(desc(8, 4096, 4096), o, h200()).tactic);
 }
 
-TEST(Tuning, IllegalTunedChoicesFallBackToTheLadder) {
+TEST(Tuning, IllegalTunedChoicesFallBackToTheUntunedPlan) {
 #ifndef TGV_WITH_SM90
   GTEST_SKIP() << "built without sm_90a kernels";
 #endif
@@ -198,8 +198,10 @@ TEST(Tuning, IllegalTunedChoicesFallBackToTheLadder) {
   ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
   for (int64_t k : {4096, 128, 1024, 2048, 8192}) {
     const auto p = tgv::detail::plan(desc(8, 4096, k), options(TGV_BACKEND_AUTO), h200(), &t);
-    EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
-    EXPECT_EQ(p.tactic, tgv::detail::ladder(desc(8, 4096, k), h200())) << k;
+    const auto untuned = tgv::detail::plan(desc(8, 4096, k), options(TGV_BACKEND_AUTO), h200());
+    EXPECT_EQ(p.backend, untuned.backend) << k;
+    EXPECT_EQ(p.tactic, untuned.tactic) << k;
+    EXPECT_EQ(p.split_k, untuned.split_k) << k;
   }
 }
 

@@ -1,0 +1,165 @@
+#include "plan/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/strfmt.hpp"
+
+namespace tgv::detail {
+namespace {
+
+// Fitted on the H200 (132 SMs, 4.5 TB/s read) to 4690 candidate timings over
+// 46 decode shapes x M in {1, 16, 32, 64, 128}, untuned, 2026-12-03
+// (scripts/fit_cost_model.py, bench/experiments/data/sweep-h200-2026-12-03.csv).
+// The rate, factor and split constants rank the candidates (fitted to the
+// count of points whose pick lands within 5% of the measured best); the price
+// per token tile (fixed + scale x the ranking's time + scale x the weights'
+// HBM time, least squares over the picks) sets the pick against cuBLASLt.
+constexpr double kHbmGbps = 4500;     // read bandwidth the sweep's GPU measured
+constexpr double kPeakHbmGbps = 4915; // its peak from the memory clock and bus width (DeviceInfo)
+constexpr double kSmGbps = 25;        // per-SM stream rate of a 128-column stage
+constexpr double kK64Factor = 0.8;    // 64-column stages: smaller TMA boxes (perf-notes §4)
+constexpr double kSplitUs = 0.2;      // a split-K cluster's two barriers
+constexpr double kPerRankUs = 0.1;    // each peer's partials through DSMEM
+constexpr double kWaveUs = 2.5;       // a wave's tail and the next one's first loads
+
+struct Price {
+  int32_t cta_n;
+  double fixed_us, body_scale, floor_scale;
+};
+constexpr Price kSm90Price[] = {
+    {8, 2.276, 0.215, 0.776},  {16, 2.551, 0.279, 0.672}, {32, 3.193, 0.319, 0.599},
+    {64, 4.264, 0.383, 0.496}, {128, 6.466, 0.703, 0.041},
+};
+
+// cuBLASLt per token count: fixed + weight bytes / rate + flops / rate.
+struct CublasPrice {
+  int64_t m;
+  double fixed_us, gbps, tflops;
+};
+constexpr CublasPrice kCublasPrice[] = {
+    {1, 5.181, 4372, 4371701}, {16, 6.200, 4431, 276913}, {32, 6.250, 4425, 138294},
+    {64, 6.264, 4241, 66267},  {128, 6.643, 4106, 32077},
+};
+
+// cuBLASLt serves unless our prediction beats its own by this much: a pick
+// the model gets wrong costs more where our kernel then loses than the last
+// percent of the mean is worth (fit_cost_model.py's margin scan: 8 of 230
+// sweep points under 0.98x torch at these margins, 23 at none).
+constexpr double kCublasMarginSmallM = 0.05;  // M <= 32
+constexpr double kCublasMarginLargeM = 0.15;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The device's bandwidth relative to the GPU the constants were fitted on.
+double bandwidth_scale(const DeviceInfo& dev) {
+  return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / kPeakHbmGbps : 1.0;
+}
+
+const Price& price_for(int32_t cta_n) {
+  for (const Price& p : kSm90Price)
+    if (p.cta_n >= cta_n) return p;
+  return kSm90Price[sizeof(kSm90Price) / sizeof(kSm90Price[0]) - 1];  // 256 tokens: the widest fitted
+}
+
+// The predicted time less the fixed cost: the waves of streaming.
+double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const DeviceInfo& dev) {
+  const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+  const int64_t clusters = resident_clusters(dev, split);
+  const int64_t waves = ceil_div(tiles, clusters);
+  const int64_t active = std::min(tiles, clusters) * split;
+  const int64_t kb_per_cta = ceil_div(ceil_div(g.k, t.cta_k), split);
+  const double bytes_per_cta = double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0;
+  const double box = t.cta_k == 64 ? kK64Factor : 1.0;
+  const double hbm = kHbmGbps * bandwidth_scale(dev);
+  const double rate = std::min(kSmGbps * bandwidth_scale(dev) * box, hbm / double(active));  // bytes per ns
+  double us = double(waves) * bytes_per_cta / rate * 1e-3 + double(waves - 1) * kWaveUs;
+  if (split > 1) us += kSplitUs + kPerRankUs * (split - 1);
+  return us;
+}
+
+// The token tile the candidates use: the smallest SM90 tile covering M.
+int32_t covering_cta_n(int64_t m) {
+  const int64_t want = std::min<int64_t>(m, 256);
+  int32_t cta_n = 256;
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.arch == 90 && t.cta_n >= want && t.cta_n < cta_n) cta_n = t.cta_n;
+  }
+  return cta_n;
+}
+
+}  // namespace
+
+int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
+  if (size >= 1 && size < int32_t(dev.max_clusters.size()) && dev.max_clusters[size] > 0)
+    return dev.max_clusters[size];
+  return std::max(1, dev.num_sms / std::max(1, size));
+}
+
+double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
+  const Price& p = price_for(t.cta_n);
+  const double floor_us = 2.0 * double(g.n) * double(g.k) * double(g.l) / (kHbmGbps * bandwidth_scale(dev)) * 1e-3;
+  return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
+}
+
+bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us) {
+  const double margin = g.m <= 32 ? kCublasMarginSmallM : kCublasMarginLargeM;
+  return predict_cublas_us(g, dev) < sm90_us * (1.0 + margin);
+}
+
+double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev) {
+  // The fitted token count nearest to M on a log scale.
+  const CublasPrice* best = &kCublasPrice[0];
+  for (const CublasPrice& c : kCublasPrice)
+    if (std::fabs(std::log(double(c.m) / double(g.m))) < std::fabs(std::log(double(best->m) / double(g.m))))
+      best = &c;
+  const double bytes = 2.0 * double(g.n) * double(g.k) * double(g.l);
+  const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * double(g.l);
+  return best->fixed_us + bytes / (best->gbps * bandwidth_scale(dev)) * 1e-3 + flops / best->tflops * 1e-6;
+}
+
+std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id,
+                                           int32_t split_k) {
+  std::vector<Sm90Candidate> out;
+  const int32_t cta_n = covering_cta_n(g.m);
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.arch != 90 || (tactic_id >= 0 ? i != tactic_id : t.cta_n != cta_n)) continue;
+    const int32_t deepest = stages_for(t, dev.smem_optin_bytes);
+    const int64_t k_blocks = ceil_div(g.k, t.cta_k);
+    const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+    const int32_t lo = split_k > 0 ? split_k : 1, hi = split_k > 0 ? split_k : kMaxModelSplitK;
+    for (int32_t split = lo; split <= hi; ++split) {
+      Sm90Candidate c;
+      c.tactic = i;
+      c.split_k = split;
+      if (deepest == 0)
+        c.pruned = strfmt("needs %lld bytes of shared memory for 2 stages; the device offers %lld",
+                          (long long)smem_bytes_for(t, 2), (long long)dev.smem_optin_bytes);
+      else if (split > 1 && split_k == 0 && k_blocks < kMinKBlocksPerSplit * split)
+        c.pruned = strfmt("split %d leaves fewer than %lld of the %lld K blocks per slice", split,
+                          (long long)kMinKBlocksPerSplit, (long long)k_blocks);
+      else if (split > k_blocks)
+        c.pruned = strfmt("split %d is more than the %lld K blocks", split, (long long)k_blocks);
+      else if (deepest < min_stages_for(t, split))
+        c.pruned = strfmt("a ring of %d stages cannot hold the split-K partials", deepest);
+      else if (split > 1 && split_k == 0 && tiles > resident_clusters(dev, split))
+        c.pruned = strfmt("%lld clusters of %d: more than the %d the device holds at once", (long long)tiles, split,
+                          resident_clusters(dev, split));
+      else
+        c.us = predict_sm90_us(g, t, split, dev);
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+Sm90Candidate best_sm90(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id, int32_t split_k) {
+  Sm90Candidate best;
+  for (const Sm90Candidate& c : sm90_candidates(g, dev, tactic_id, split_k))
+    if (c.pruned.empty() && (best.tactic < 0 || c.us < best.us)) best = c;
+  return best;
+}
+
+}  // namespace tgv::detail

@@ -1,0 +1,58 @@
+// The dispatcher's cost model: predicted microseconds of an SM90 tgv
+// candidate (tactic, split-K) and of cuBLASLt for one GEMM, from the bytes each
+// SM streams, the waves of split-K clusters the GPU holds at once, a per-SM
+// read-rate cap and a fixed cost per kernel. Pure C++ over GemmDesc and
+// DeviceInfo, unit-tested on a CPU. The constants are fitted to a sweep of
+// every candidate on the H200 (scripts/fit_cost_model.py over
+// bench/experiments/data/; docs/perf-notes.md §12).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/gemm_desc.hpp"
+#include "plan/device_info.hpp"
+#include "tactics/tactics.hpp"
+
+namespace tgv::detail {
+
+// The largest split-K the model considers: beyond 8 a cluster is a
+// non-portable size and the H200 holds at most 7 of them at once.
+inline constexpr int32_t kMaxModelSplitK = 8;
+// Each slice keeps at least this many K blocks, enough to fill its ring.
+inline constexpr int64_t kMinKBlocksPerSplit = 4;
+
+struct Sm90Candidate {
+  int32_t tactic = -1;
+  int32_t split_k = 1;
+  double us = 0;       // predicted; 0 when pruned
+  std::string pruned;  // why the candidate is out; empty if it is in
+};
+
+// Clusters of `size` CTAs (one CTA per SM: the ring fills shared memory) the
+// device holds at once: the measured value when the device was queried, else
+// an even share of the SMs.
+int32_t resident_clusters(const DeviceInfo& dev, int32_t size);
+
+// Predicted time of tactic t at split_k with its deepest ring.
+double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev);
+
+// Predicted time of cuBLASLt for the same GEMM.
+double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev);
+
+// Whether auto hands g to cuBLASLt against our best candidate's prediction:
+// cuBLASLt's prediction must not exceed ours by the margin for its M range.
+bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us);
+
+// Every SM90 candidate for g: the tactics whose token tile is the smallest
+// that covers M (the weights are then read once), each split 1..8; pruned ones
+// carry the reason. `tactic` >= 0 or `split_k` > 0 fix that part.
+std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1,
+                                           int32_t split_k = 0);
+
+// The candidate with the lowest predicted time (ties: the earlier in
+// sm90_candidates' order); tactic -1 when every one is pruned.
+Sm90Candidate best_sm90(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1, int32_t split_k = 0);
+
+}  // namespace tgv::detail

@@ -1,0 +1,161 @@
+// The dispatcher's cost model (src/plan/cost_model.*): the candidates, their
+// pruning with reasons, waves counted in resident clusters, and the pick.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "api/validate.hpp"
+#include "host_util.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/device_info.hpp"
+#include "tactics/tactics.hpp"
+
+namespace {
+
+using namespace tgv::detail;
+using namespace tgv_test;
+
+DeviceInfo hopper(int32_t sms, bool measured = true) {
+  DeviceInfo d;
+  d.cc_major = 9;
+  d.num_sms = sms;
+  d.smem_optin_bytes = kSm90SmemBytes;
+  d.name = "test-sm90";
+  if (measured && sms == 132) {  // the H200's clusters (bench/experiments/data/cluster-occupancy-h200.txt)
+    const int32_t clusters[] = {0, 132, 66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, 7};
+    for (int i = 0; i < 17; ++i) d.max_clusters[i] = clusters[i];
+  }
+  return d;
+}
+
+GemmDesc desc(int64_t m, int64_t n, int64_t k, int64_t l = 1) { return validate_problem(make_problem(m, n, k, l)); }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+TEST(CostModel, CandidatesCoverMWithTheSmallestTokenTile) {
+  const DeviceInfo dev = hopper(132);
+  for (int64_t m : {1, 7, 8, 9, 16, 17, 33, 64, 65, 128, 200, 256, 300}) {
+    const std::vector<Sm90Candidate> cands = sm90_candidates(desc(m, 4096, 4096), dev);
+    ASSERT_FALSE(cands.empty()) << m;
+    std::set<int32_t> widths;
+    for (const Sm90Candidate& c : cands) {
+      const Tactic& t = tactic(c.tactic);
+      EXPECT_EQ(t.arch, 90);
+      EXPECT_GE(c.split_k, 1);
+      EXPECT_LE(c.split_k, kMaxModelSplitK);
+      widths.insert(t.cta_n);
+    }
+    ASSERT_EQ(widths.size(), 1u) << m;
+    const int32_t cta_n = *widths.begin();
+    EXPECT_GE(cta_n, std::min<int64_t>(m, 256)) << m;
+    for (int32_t i = 0; i < kNumTactics; ++i) {  // no narrower tile covers M
+      if (tactics()[i].arch == 90 && tactics()[i].cta_n >= std::min<int64_t>(m, 256)) {
+        EXPECT_GE(tactics()[i].cta_n, cta_n);
+      }
+    }
+    // Two weight-row heights x two stage depths x eight splits.
+    EXPECT_EQ(cands.size(), 2u * 2u * kMaxModelSplitK) << m;
+  }
+}
+
+TEST(CostModel, PrunedCandidatesSayWhy) {
+  const DeviceInfo dev = hopper(132);
+  // K = 1024: 8 blocks of 128 columns; a split over 2 leaves fewer than 4 each.
+  for (const Sm90Candidate& c : sm90_candidates(desc(1, 4096, 1024), dev)) {
+    const Tactic& t = tactic(c.tactic);
+    const int64_t k_blocks = ceil_div(1024, t.cta_k);
+    if (c.split_k > 1 && k_blocks < kMinKBlocksPerSplit * c.split_k) {
+      EXPECT_NE(c.pruned.find("fewer than 4"), std::string::npos) << c.pruned;
+      EXPECT_EQ(c.us, 0);
+    }
+  }
+  // N = 2112, 64-row tiles: 33 clusters of 4 are more than the 30 an H200 holds.
+  bool seen = false;
+  for (const Sm90Candidate& c : sm90_candidates(desc(1, 2112, 7168), dev)) {
+    const Tactic& t = tactic(c.tactic);
+    if (t.cta_m == 64 && t.cta_k == 128 && c.split_k == 4) {
+      seen = true;
+      EXPECT_EQ(c.pruned, "33 clusters of 4: more than the 30 the device holds at once");
+    }
+    if (t.cta_m == 128 && t.cta_k == 128 && c.split_k == 5) {
+      EXPECT_TRUE(c.pruned.empty()) << c.pruned;
+    }
+    if (c.pruned.empty()) {
+      EXPECT_GT(c.us, 0);
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(CostModel, BestIsTheLowestPredictionAmongTheUnpruned) {
+  const DeviceInfo dev = hopper(132);
+  for (int64_t m : {1, 16, 64, 128})
+    for (int64_t n : {256, 2112, 4608, 28672})
+      for (int64_t k : {1024, 3584, 7168}) {
+        const GemmDesc g = desc(m, n, k);
+        const Sm90Candidate best = best_sm90(g, dev);
+        ASSERT_GE(best.tactic, 0);
+        EXPECT_TRUE(best.pruned.empty());
+        for (const Sm90Candidate& c : sm90_candidates(g, dev)) {
+          if (c.pruned.empty()) {
+            EXPECT_LE(best.us, c.us) << m << " " << n << " " << k;
+          }
+        }
+        EXPECT_DOUBLE_EQ(best.us, predict_sm90_us(g, tactic(best.tactic), best.split_k, dev));
+      }
+}
+
+// The wave quantization the model exists for: 4608 rows are 36 tiles of 128,
+// three slices each fill 108 SMs in one wave (39 clusters of 3 fit), four
+// would need two waves of clusters (30 fit); 72 tiles of 64 rows cannot split.
+TEST(CostModel, SplitsToFillTheResidentClusters) {
+  const Sm90Candidate best = best_sm90(desc(1, 4608, 3584), hopper(132));
+  EXPECT_EQ(tactic(best.tactic).cta_m, 128);
+  EXPECT_EQ(best.split_k, 3);
+  // Without the measured table the SMs are shared evenly: 132 / 4 = 33 clusters.
+  EXPECT_EQ(resident_clusters(hopper(132, false), 4), 33);
+  EXPECT_EQ(resident_clusters(hopper(132), 4), 30);
+}
+
+TEST(CostModel, ExplicitTacticOrSplitFixesThatPart) {
+  const DeviceInfo dev = hopper(132);
+  const GemmDesc g = desc(8, 4096, 4096);
+  for (const Sm90Candidate& c : sm90_candidates(g, dev, 3)) EXPECT_EQ(c.tactic, 3);
+  for (const Sm90Candidate& c : sm90_candidates(g, dev, -1, 5)) {
+    EXPECT_EQ(c.split_k, 5);
+    EXPECT_TRUE(c.pruned.empty()) << "a caller's split is not pruned by the wave rule: " << c.pruned;
+  }
+  EXPECT_EQ(best_sm90(g, dev, -1, 5).split_k, 5);
+}
+
+TEST(CostModel, DeterministicAndFollowsTheDevice) {
+  const GemmDesc g = desc(8, 4096, 4096);
+  const Sm90Candidate a = best_sm90(g, hopper(132)), b = best_sm90(g, hopper(132));
+  EXPECT_EQ(a.tactic, b.tactic);
+  EXPECT_EQ(a.split_k, b.split_k);
+  EXPECT_EQ(a.us, b.us);
+  // 16 SMs: no split fits 32 or 64 tiles; each SM streams more, so the time grows.
+  const Sm90Candidate small = best_sm90(g, hopper(16));
+  EXPECT_EQ(small.split_k, 1);
+  EXPECT_GT(small.us, a.us);
+  // Half the memory bandwidth: a weight stream takes longer, for both backends.
+  DeviceInfo slow = hopper(132), fast = hopper(132);
+  slow.peak_hbm_gbps = 2457;
+  fast.peak_hbm_gbps = 4915;
+  EXPECT_GT(best_sm90(desc(1, 28672, 4096), slow).us, best_sm90(desc(1, 28672, 4096), fast).us);
+  EXPECT_GT(predict_cublas_us(desc(1, 28672, 4096), slow), predict_cublas_us(desc(1, 28672, 4096), fast));
+}
+
+TEST(CostModel, CublasGrowsWithTheWeights) {
+  const DeviceInfo dev = hopper(132);
+  for (int64_t m : {1, 8, 32, 64, 128, 256}) {
+    double last = 0;
+    for (int64_t n : {128, 1024, 4096, 16384, 65536}) {
+      const double us = predict_cublas_us(desc(m, n, 4096), dev);
+      EXPECT_GT(us, last) << m << " " << n;
+      last = us;
+    }
+  }
+}
+
+}  // namespace
