@@ -21,6 +21,7 @@ fi
 dir=$(cd "${1:-$default}" && pwd) || { echo "gpu-check: no staged folder ${1:-$default}"; exit 1; }
 bin=$dir/bin
 logs=${OUT:-$(mktemp -d)}
+mkdir -p "$logs"
 failed=()
 # The programs carry an $ORIGIN rpath (build-gpu.sh); the path is for a folder staged otherwise.
 export LD_LIBRARY_PATH=$bin:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

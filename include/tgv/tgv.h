@@ -28,9 +28,9 @@
 extern "C" {
 #endif
 
-#define TGV_VERSION_MAJOR 0
-#define TGV_VERSION_MINOR 1
-#define TGV_VERSION_PATCH 0
+/* TGV_VERSION_MAJOR, _MINOR, _PATCH: generated from the CMake project version
+ * (installed beside this header). */
+#include "tgv/version.h"
 
 typedef enum tgv_status {
   TGV_SUCCESS = 0,

@@ -66,7 +66,7 @@ from . import _ops
 from ._lib import reload_tuning  # noqa: F401
 from ._tune import tune, tuning_file_path  # noqa: F401
 
-__version__ = "0.1.0"
+__version__ = _lib.version()  # the library's: one version, CMakeLists.txt's
 
 __all__ = [
     "linear",

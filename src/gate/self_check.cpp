@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/devices.hpp"
 #include "common/files.hpp"
 #include "common/json.hpp"
 #include "common/strfmt.hpp"
@@ -31,7 +32,6 @@ namespace {
 
 constexpr const char* kCacheFormat = "tgv-gemm-self-check/1";
 constexpr const char* kCacheName = "tgv-self-check.json";
-constexpr int kMaxDevices = 64;
 constexpr int kFamilies = 2;  // sm_90, sm_100
 // A "running" entry from another host cannot be checked for a live process;
 // younger than this it is taken for a probe still in progress there.
@@ -292,7 +292,8 @@ const GateVerdict* settled_verdict(const DeviceInfo& dev) {
 }
 
 const GateVerdict& self_check(const DeviceInfo& dev) {
-  static const GateVerdict kOutOfRange{GateState::Failed, "device ordinal outside the 64 the gate tracks"};
+  static const GateVerdict kOutOfRange{GateState::Failed,
+                                       strfmt("device ordinal outside the %d the gate tracks", kMaxDevices)};
   Slot* s = slot_for(dev);
   if (s == nullptr) return kOutOfRange;
   if (s->state.load(std::memory_order_acquire) != GateState::Unknown) return s->verdict;

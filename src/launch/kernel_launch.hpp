@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "common/cuda_check.hpp"
+#include "common/devices.hpp"
 
 namespace tgv::detail {
 
@@ -16,7 +17,8 @@ namespace tgv::detail {
 template <class Kernel>
 void set_attribute_once(std::atomic<uint64_t>& done, int device, Kernel kernel, cudaFuncAttribute attribute,
                         int value) {
-  const uint64_t bit = uint64_t(1) << (device % 64);
+  static_assert(kMaxDevices <= 64, "one bit per device");
+  const uint64_t bit = uint64_t(1) << (device % kMaxDevices);
   if ((done.load(std::memory_order_acquire) & bit) != 0) return;
   TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, attribute, value));
   done.fetch_or(bit, std::memory_order_acq_rel);

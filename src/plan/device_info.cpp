@@ -12,8 +12,6 @@
 namespace tgv::detail {
 namespace {
 
-constexpr int kMaxDevices = 64;
-
 // The queried devices. An entry is written once, under `mutex`, inside its
 // call_once; the hot path reads it through call_once, the reloads under `mutex`.
 struct Registry {

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "common/devices.hpp"
 #include "plan/tuning.hpp"
 
 namespace tgv::detail {
@@ -57,7 +58,7 @@ struct DeviceInfo {
 };
 
 // A device's info and tuning table, read once per ordinal and cached;
-// thread-safe. An ordinal outside [0, 64) is NOT_SUPPORTED.
+// thread-safe. An ordinal outside [0, kMaxDevices) is NOT_SUPPORTED.
 const DeviceInfo& device_info(int ordinal);
 
 // The same for the current device (cudaGetDevice).

@@ -15,9 +15,11 @@
 
 namespace tgv::detail {
 
-// Tile shapes compiled for SM90 as (cta_m, cta_n). Each is a kernel template
-// instance per operand-layout pair; cta_k and the stage count are runtime
-// parameters of the same instance, so they cost no compile time.
+// Tile shapes compiled for SM90 as (cta_m, cta_n). Each is one file of kernel
+// template instances: one per operand-layout pair and per cta_k of kSm90CtaKs
+// (a template parameter: the stage's box shapes and MMA count follow from it).
+// The stage count is a runtime parameter of an instance, so depths cost no
+// compile time.
 #define TGV_SM90_TILES(X) \
   X(64, 8)                \
   X(64, 16)               \

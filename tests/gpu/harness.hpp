@@ -124,6 +124,9 @@ class GemmFixture {
   tgv_problem& problem() { return problem_; }
   tgv_options options() const;
   void* stream() const { return stream_; }
+  // Computes the float64 reference now (else check_result does, once): for
+  // tests whose timed phase must not be spent on it.
+  void prepare_reference() { compute_reference(); }
 
   // Fills the whole out allocation (guards included) with kOutPoison.
   void poison();

@@ -205,6 +205,10 @@ TEST(TunerBesideServing, FourServingThreadsAndATunerTwentyRoundsInARow) {
     ASSERT_GE(candidates.back().size(), 3u) << "tgv candidates, split-K among them, and cuBLASLt";
   }
 
+  for (auto& list : served)
+    for (auto& f : list) f->prepare_reference();
+  for (auto& f : tuned) f->prepare_reference();
+
   for (int round = 0; round < kRounds; ++round) {
     Failures failures;
     std::atomic<bool> tuning{false}, done{false};

@@ -10,7 +10,7 @@ if not torch.cuda.is_available():
     pytest.skip("tgv_gemm tests need a CUDA GPU", allow_module_level=True)
 
 import tgv_gemm  # noqa: E402
-from tgv_testutil import assert_close, rand, ref_linear  # noqa: E402
+from tgv_testutil import assert_close, rand, ref_linear, skip_unless_device_cannot_serve  # noqa: E402
 
 
 # ---- opcheck ---------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_cuda_graph_capture_and_replay(m, n, k, backend):
     try:
         run()
     except tgv_gemm.TgvNotSupportedError as e:
-        pytest.skip(str(e))
+        skip_unless_device_cannot_serve(e)
     _warm_up(run)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):

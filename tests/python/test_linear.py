@@ -12,7 +12,7 @@ if not torch.cuda.is_available():
     pytest.skip("tgv_gemm tests need a CUDA GPU", allow_module_level=True)
 
 import tgv_gemm  # noqa: E402
-from tgv_testutil import assert_close, rand, ref_linear  # noqa: E402
+from tgv_testutil import assert_close, rand, ref_linear, skip_unless_device_cannot_serve  # noqa: E402
 
 
 @pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
@@ -35,7 +35,7 @@ def test_backends(m, n, k, backend):
     try:
         out = tgv_gemm.linear(x, w, b, backend=backend)
     except tgv_gemm.TgvNotSupportedError as e:  # backend="tgv" on a device it cannot serve
-        pytest.skip(str(e))
+        skip_unless_device_cannot_serve(e)
     assert_close(out, ref_linear(x, w, b), backend)
 
 

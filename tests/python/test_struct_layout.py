@@ -7,25 +7,11 @@ tgv_default_options, which touches no device, is called.
 """
 
 import ctypes
-import importlib.util
 import os
 import re
 
 import pytest
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-
-
-def load_lib():
-    spec = importlib.util.spec_from_file_location(
-        "tgv_gemm_lib_only", os.path.join(ROOT, "python", "tgv_gemm", "_lib.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as e:  # no built library, or no CUDA runtime to load it with
-        pytest.skip(str(e))
-    return module
+from tgv_libonly import ROOT, load_lib
 
 
 def header_fields(struct):

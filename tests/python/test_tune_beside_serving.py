@@ -23,7 +23,7 @@ if not torch.cuda.is_available():
 
 import tgv_gemm  # noqa: E402
 from tgv_gemm import _tune  # noqa: E402
-from tgv_testutil import assert_close, rand, ref_linear  # noqa: E402
+from tgv_testutil import assert_close, rand, ref_linear, skip_unless_device_cannot_serve  # noqa: E402
 
 ROUNDS = 20
 # (N, K, backend, the Ms it cycles through): both backends, auto on either side
@@ -87,7 +87,7 @@ def test_tuner_beside_four_serving_threads_20_rounds(monkeypatch):
             try:
                 tgv_gemm.linear(rand(1, k), rand(n, k), backend="tgv")
             except tgv_gemm.TgvNotSupportedError as e:
-                pytest.skip("this device has no tgv kernels: %s" % e)
+                skip_unless_device_cannot_serve(e)
     for r in range(ROUNDS):
         tuning, stop, errors = threading.Event(), threading.Event(), []
         counts = [0] * len(SERVERS)

@@ -2,6 +2,7 @@
 
 import itertools
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -50,3 +51,12 @@ def assert_close(out, ref, what=""):
                 float(diff.max()),
             )
         )
+
+
+def skip_unless_device_cannot_serve(error):
+    """A TgvNotSupportedError from backend="tgv" is a skip only where this
+    device cannot run the tgv kernels; on sm_90, whose family the library serves
+    everywhere these tests go, the refusal is re-raised: a failure."""
+    if torch.cuda.get_device_capability()[0] == 9:
+        raise error
+    pytest.skip("this device cannot run the tgv kernels: %s" % error)
