@@ -1,22 +1,19 @@
 #!/usr/bin/env python3
 """Our cuBLASLt path (tgv_gemm.linear(backend="cublas")) against torch's cuBLAS
 call (F.linear), untuned, on decode shapes: issue 10's done-when is
-backend=cublas >= 0.98x torch at every point.
+backend=cublas >= 0.98x torch at every point. (Written for a measured
+choice among 16 cuBLASLt algorithms, which was not kept: perf-notes §13; the
+path now takes the heuristic's first, as torch's call does.)
 
 Each (N, K, M) point times both the same way, in the same run: `calls` calls,
 call i reading weight copy i % copies (copies totalling >= 8x the L2 cache, so
 no call finds its weight in L2), captured in one CUDA graph, the median of the
-replays per call (python/tgv_gemm/_tune.py's _time_graph, imported). The first
-eager calls of each point (outside the capture) are where our path measures
-its candidates for the shape's M bucket.
+replays per call (python/tgv_gemm/_tune.py's _time_graph, imported).
 
     python3 bench/experiments/cublas_vs_torch.py                 # ~60 shapes x M in 1 8 32 64 128
     python3 bench/experiments/cublas_vs_torch.py --quick         # the issue's shapes only
     python3 bench/experiments/cublas_vs_torch.py --bias          # with a bias (torch: cublasLt's epilogue)
     TGV_LOG_DISPATCH=1 python3 bench/experiments/cublas_vs_torch.py --quick   # + the chosen algorithms
-    python3 bench/experiments/cublas_vs_torch.py --no-autotune   # TGV_CUBLAS_AUTOTUNE=0: heuristic's first
-    python3 bench/experiments/cublas_vs_torch.py --bf16-reduction  # experiment: allow bf16 split-K sums
-    python3 bench/experiments/cublas_vs_torch.py --no-staging    # odd N: out itself only, no staging + copy
 
 Prints one line per point (ratio = torch us / ours us; >= 1 means ours is
 faster) and the minimum and geometric mean of the ratio, per M and overall.
@@ -24,20 +21,8 @@ faster) and the minimum and geometric mean of the ratio, per M and overall.
 
 import argparse
 import math
-import os
 import sys
 import time
-
-# The library reads these at first use: set them before it loads.
-_AUTOTUNE_OFF = "--no-autotune" in sys.argv
-_BF16_REDUCTION = "--bf16-reduction" in sys.argv
-_NO_STAGING = "--no-staging" in sys.argv
-if _NO_STAGING:
-    os.environ["TGV_CUBLAS_STAGING"] = "off"
-if _AUTOTUNE_OFF:
-    os.environ["TGV_CUBLAS_AUTOTUNE"] = "0"
-if _BF16_REDUCTION:
-    os.environ["TGV_CUBLAS_BF16_REDUCTION"] = "1"
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -82,11 +67,6 @@ def parse_args(argv):
     p.add_argument("--bias", action="store_true", help="with a bias vector")
     p.add_argument("--replays", type=int, default=7, help="graph replays per point (median; default 7)")
     p.add_argument("--l2-factor", type=float, default=8.0, help="weight copies total this many L2 sizes")
-    p.add_argument("--no-autotune", action="store_true", help="TGV_CUBLAS_AUTOTUNE=0 (heuristic's first)")
-    p.add_argument("--bf16-reduction", action="store_true",
-                   help="TGV_CUBLAS_BF16_REDUCTION=1: let cuBLASLt add split-K partials in bf16 (experiment)")
-    p.add_argument("--no-staging", action="store_true",
-                   help="TGV_CUBLAS_STAGING=off: no staged candidates for misaligned rows of out (odd N)")
     p.add_argument("--check", action="store_true", help="also compare each output with F.linear")
     return p.parse_args(argv)
 
@@ -101,10 +81,8 @@ def main(argv):
     if args.shapes:
         shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes]
     props = torch.cuda.get_device_properties(0)
-    print("# cublas_vs_torch: %s, torch %s, tgv_gemm %s, %s%s%s%s" % (
-        props.name, torch.__version__, tgv_gemm.library_version(), "bias" if args.bias else "no bias",
-        ", TGV_CUBLAS_AUTOTUNE=0" if _AUTOTUNE_OFF else "", ", bf16 reduction allowed" if _BF16_REDUCTION else "",
-        ", no staging" if _NO_STAGING else ""))
+    print("# cublas_vs_torch: %s, torch %s, tgv_gemm %s, %s" % (
+        props.name, torch.__version__, tgv_gemm.library_version(), "bias" if args.bias else "no bias"))
     print("%6s %6s %4s %10s %10s %7s" % ("N", "K", "M", "ours_us", "torch_us", "ratio"))
     start = time.time()
     ratios = {}  # M -> [ratio]

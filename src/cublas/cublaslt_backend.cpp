@@ -3,20 +3,31 @@
 #include <cublasLt.h>
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
+#include <utility>
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_context.hpp"
-#include "common/relaxed_capture.hpp"
-#include "cublas/algo_key.hpp"
-#include "cublas/lt_choice.hpp"
-#include "cublas/lt_plan.hpp"
-#include "cublas/lt_workspace.hpp"
 
 namespace tgv::detail {
 namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+
+void check(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  // A failed launch leaves its CUDA error in this thread: name it, and take it
+  // so that it does not surface again in the caller's next CUDA call.
+  const cudaError_t cuda = status == CUBLAS_STATUS_EXECUTION_FAILED ? cudaGetLastError() : cudaSuccess;
+  throw Error(TGV_ERROR_CUBLAS, strfmt("%s failed: %s%s%s", what, cublasLtGetStatusString(status),
+                                       cuda != cudaSuccess ? "; CUDA: " : "",
+                                       cuda != cudaSuccess ? cudaGetErrorString(cuda) : ""));
+}
+#define TGV_CUBLAS_CHECK(call) check((call), #call)
 
 // One handle per device, created on first use and kept for the process.
 cublasLtHandle_t handle_for(int device) {
@@ -26,66 +37,204 @@ cublasLtHandle_t handle_for(int device) {
   auto it = handles.find(device);
   if (it != handles.end()) return it->second;
   cublasLtHandle_t h = nullptr;
-  RelaxedCaptureScope relaxed;  // a first call may come under capture
   TGV_CUBLAS_CHECK(cublasLtCreate(&h));
   handles.emplace(device, h);
   return h;
 }
 
-std::mutex g_plan_mutex;
-std::map<CallKey, std::shared_ptr<LtPlan>> g_plans;
+// A workspace per (device, stream): two streams running GEMMs at once (two-
+// batch overlap in an engine) must not share split-K scratch. Allocated on the
+// stream's first call outside graph capture; a stream first seen while
+// capturing gets no workspace (cudaMalloc is not capture-safe), and its
+// algorithms are chosen for zero workspace.
+struct Workspace {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+};
 
-std::shared_ptr<LtPlan> find_plan(const CallKey& key) {
-  std::lock_guard<std::mutex> lock(g_plan_mutex);
-  auto it = g_plans.find(key);
-  return it == g_plans.end() ? nullptr : it->second;
-}
-
-// A settled plan is final; an unsettled one serves until a Measure call
-// replaces it (callers already holding it finish with it).
-std::shared_ptr<LtPlan> plan_for(const GemmDesc& g, cublasLtHandle_t handle, const CallKey& key, ChoiceMode mode) {
-  std::shared_ptr<LtPlan> found = find_plan(key);
-  if (found && (found->info.settled || mode != ChoiceMode::Measure)) return found;
-  // Built outside the lock: the heuristic query and the measurement are slow
-  // and other shapes need not wait for them. A racing builder of the same key
-  // finds a settled plan in place and drops its own.
-  std::shared_ptr<LtPlan> fresh = describe_call(g, g.bias != nullptr);
-  if (key.bucket.workspace >= kWorkspaceBytes) {
-    fresh->staging_ld = staging_ld(g, operand_alignments(g), kStagingBytes);
-    if (fresh->staging_ld > 0) make_layout(fresh->d_staged, uint64_t(g.n), uint64_t(g.m), fresh->staging_ld, 1, 0);
-  }
-  {
-    // The heuristic query is host work, but what cuBLASLt does inside it is
-    // not ours to vouch for: in relaxed mode nothing it does can invalidate
-    // a capture, this thread's or (in global mode) another's.
-    RelaxedCaptureScope relaxed;
-    choose(g, handle, key, *fresh, mode);
-  }
-  std::lock_guard<std::mutex> lock(g_plan_mutex);
-  std::shared_ptr<LtPlan>& slot = g_plans[key];
-  if (!slot || !slot->info.settled) slot = fresh;
-  return slot;
-}
-
-bool stream_capturing(cudaStream_t stream) {
+Workspace workspace_for(int device, cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(device, stream);
+  auto it = workspaces.find(key);
+  if (it != workspaces.end()) return it->second;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   TGV_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  return capture != cudaStreamCaptureStatusNone;
+  if (capture != cudaStreamCaptureStatusNone) return {};
+  Workspace ws;
+  TGV_CUDA_CHECK(cudaMalloc(&ws.ptr, kWorkspaceBytes));
+  ws.bytes = kWorkspaceBytes;
+  workspaces.emplace(key, ws);
+  return ws;
+}
+
+uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 16 && a % align != 0) align /= 2;
+  return align;
+}
+
+// Everything the algorithm choice depends on.
+struct Key {
+  int device;
+  int64_t m, n, k, l;
+  uint8_t x_major, w_major, out_row_major, has_bias;
+  int64_t x_ld, w_ld, out_ld, x_batch, w_batch, out_batch;
+  uint32_t align_x, align_w, align_out;
+  size_t workspace;
+
+  auto tie() const {
+    return std::tie(device, m, n, k, l, x_major, w_major, out_row_major, has_bias, x_ld, w_ld, out_ld, x_batch,
+                    w_batch, out_batch, align_x, align_w, align_out, workspace);
+  }
+  bool operator<(const Key& o) const { return tie() < o.tie(); }
+};
+
+template <class T, cublasStatus_t (*Destroy)(T)>
+struct Owned {
+  T value = nullptr;
+  Owned() = default;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() {
+    if (value) Destroy(value);
+  }
+};
+
+// The descriptors and algorithm of one Key. The matmul descriptor's bias
+// pointer is per call, so a plan is used under its own lock.
+struct LtPlan {
+  std::mutex mutex;
+  Owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
+  Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a, b, d;
+  cublasLtMatmulAlgo_t algo{};
+  bool bias_in_epilogue = false;  // else prefilled through C with beta = 1
+};
+
+void make_layout(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& out, uint64_t rows, uint64_t cols,
+                 int64_t ld, int64_t l, int64_t batch_stride) {
+  TGV_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out.value, CUDA_R_16BF, rows, cols, ld));
+  if (l > 1) {
+    const int32_t count = static_cast<int32_t>(l);
+    TGV_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(out.value, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                      sizeof(count)));
+    TGV_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(out.value, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                      &batch_stride, sizeof(batch_stride)));
+  }
+}
+
+// A rows x K operand, as cuBLASLt's column-major op(A) of shape (want_rows x K)
+// when `as_rows`, else op(B) of shape (K x want_cols): returns the transpose flag.
+cublasOperation_t describe(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& layout, const Operand& o,
+                           int64_t rows, int64_t k, int64_t l, bool as_left) {
+  // K-major rows x K is column-major K x rows; MN-major is column-major rows x K.
+  if (o.major == Major::K) {
+    make_layout(layout, k, rows, o.ld, l, o.batch_stride);
+    return as_left ? CUBLAS_OP_T : CUBLAS_OP_N;
+  }
+  make_layout(layout, rows, k, o.ld, l, o.batch_stride);
+  return as_left ? CUBLAS_OP_N : CUBLAS_OP_T;
+}
+
+std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const Key& key) {
+  auto p = std::make_unique<LtPlan>();
+  // cuBLASLt is column-major. A row-major out is the column-major N x M matrix
+  // W . x^T; a column-major out is the column-major M x N matrix x . W^T.
+  const bool row = g.out.row_major;
+  const Operand& left = row ? g.w : g.x;
+  const Operand& right = row ? g.x : g.w;
+  const int64_t rows = row ? g.n : g.m, cols = row ? g.m : g.n;
+  const cublasOperation_t ta = describe(p->a, left, rows, g.k, g.l, true);
+  const cublasOperation_t tb = describe(p->b, right, cols, g.k, g.l, false);
+  make_layout(p->d, rows, cols, g.out.ld, g.l, g.out.batch_stride);
+
+  TGV_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op.value, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  // The epilogue's bias runs along D's rows: the weight rows only when out is row-major.
+  p->bias_in_epilogue = key.has_bias && row;
+  if (p->bias_in_epilogue) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType_t bias_type = CUDA_R_16BF;
+    const int64_t bias_batch_stride = 0;  // one bias for every batch
+    TGV_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                    sizeof(bias_type)));
+    TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE,
+                                                    &bias_batch_stride, sizeof(bias_batch_stride)));
+  }
+
+  Owned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref;
+  TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref.value));
+  const uint64_t ws = key.workspace;
+  TGV_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  const uint32_t align_a = row ? key.align_w : key.align_x, align_b = row ? key.align_x : key.align_w;
+  TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                        &align_a, sizeof(align_a)));
+  TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                        &align_b, sizeof(align_b)));
+  TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                        &key.align_out, sizeof(key.align_out)));
+  TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                        &key.align_out, sizeof(key.align_out)));
+  // Split-K partial sums are added in fp32 or in place, never in the bf16 output
+  // type: the heuristic's first choice for M=256 N=4100 K=4104 on the H200 added
+  // its four partials in bf16 (an error of 1% of the output RMS).
+  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
+                              CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                        &reductions, sizeof(reductions)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  TGV_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, p->op.value, p->a.value, p->b.value, p->d.value,
+                                                  p->d.value, pref.value, 1, &result, &found));
+  if (found == 0)
+    throw Error(TGV_ERROR_CUBLAS, strfmt("cuBLASLt has no algorithm for m=%lld n=%lld k=%lld l=%lld",
+                                         (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l));
+  p->algo = result.algo;
+  return p;
+}
+
+LtPlan& plan_for(const GemmDesc& g, cublasLtHandle_t handle, const Key& key) {
+  static std::mutex mutex;
+  static std::map<Key, std::unique_ptr<LtPlan>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return *it->second;
+  }
+  // Built outside the lock: the heuristic query is slow and other shapes
+  // need not wait for it. A racing builder of the same key loses its copy.
+  std::unique_ptr<LtPlan> fresh = build(g, handle, key);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.emplace(key, std::move(fresh));
+  return *it->second;
 }
 
 }  // namespace
 
-void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream, LtChoice choice) {
+void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
   int device = 0;
   TGV_CUDA_CHECK(cudaGetDevice(&device));
   bind_primary_context(device);
   cublasLtHandle_t handle = handle_for(device);
-  const bool capturing = stream_capturing(stream);
-  const Workspace ws = workspace_for(device, stream, capturing);
-  const CallKey key = call_key(g, device, ws.bytes);
+  const Workspace ws = workspace_for(device, stream);
 
-  const std::shared_ptr<LtPlan> plan = plan_for(g, handle, key, choice_mode(capturing, choice));
-  LtPlan& p = *plan;
+  Key key{};
+  key.device = device;
+  key.m = g.m, key.n = g.n, key.k = g.k, key.l = g.l;
+  key.x_major = uint8_t(g.x.major), key.w_major = uint8_t(g.w.major);
+  key.out_row_major = g.out.row_major, key.has_bias = g.bias != nullptr;
+  key.x_ld = g.x.ld, key.w_ld = g.w.ld, key.out_ld = g.out.ld;
+  key.x_batch = g.x.batch_stride, key.w_batch = g.w.batch_stride, key.out_batch = g.out.batch_stride;
+  key.align_x = alignment_of(g.x.ptr), key.align_w = alignment_of(g.w.ptr), key.align_out = alignment_of(g.out.ptr);
+  key.workspace = ws.bytes;
+
+  LtPlan& p = plan_for(g, handle, key);
   const bool row = g.out.row_major;
   const float alpha = 1.0f;
   float beta = 0.0f;
@@ -93,36 +242,13 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream, LtChoice choice) {
     launch_bias_fill_col_major(g, stream);
     beta = 1.0f;
   }
-  const int64_t staged_ld = p.info.staged_ld;
-  void* d = g.out.ptr;
-  uint64_t ws_bytes = ws.bytes;
-  cublasLtMatrixLayout_t d_layout = p.d.value;
-  if (staged_ld > 0) {  // chosen only with the full workspace, whose tail is the staging area
-    ws_bytes = ws.bytes - kStagingBytes;
-    d = static_cast<char*>(ws.ptr) + ws_bytes;
-    d_layout = p.d_staged.value;
-  }
-  {
-    std::lock_guard<std::mutex> lock(p.mutex);
-    set_bias_pointer(p, g.bias);
-    TGV_CUBLAS_CHECK(cublasLtMatmul(handle, p.op.value, &alpha, row ? g.w.ptr : g.x.ptr, p.a.value,
-                                    row ? g.x.ptr : g.w.ptr, p.b.value, &beta, d, d_layout, d, d_layout, &p.algo,
-                                    ws.ptr, ws_bytes, stream));
-  }
-  if (staged_ld > 0) launch_staged_copy(g.out.ptr, g.out.ld, d, staged_ld, g.m, g.n, stream);
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (p.bias_in_epilogue)
+    TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias,
+                                                    sizeof(g.bias)));
+  TGV_CUBLAS_CHECK(cublasLtMatmul(handle, p.op.value, &alpha, row ? g.w.ptr : g.x.ptr, p.a.value,
+                                  row ? g.x.ptr : g.w.ptr, p.b.value, &beta, g.out.ptr, p.d.value, g.out.ptr,
+                                  p.d.value, &p.algo, ws.ptr, ws.bytes, stream));
 }
-
-bool cublaslt_cached_choice(const GemmDesc& g, cudaStream_t stream, LtChoiceInfo* info) {
-  int device = 0;
-  TGV_CUDA_CHECK(cudaGetDevice(&device));
-  Workspace ws;
-  find_workspace(device, stream, &ws);
-  const std::shared_ptr<LtPlan> p = find_plan(call_key(g, device, ws.bytes));
-  if (!p) return false;
-  if (info != nullptr) *info = p->info;
-  return true;
-}
-
-uint64_t cublaslt_measurements() { return measurements_run(); }
 
 }  // namespace tgv::detail
