@@ -39,6 +39,12 @@ template <int kCtaM, int kCtaN, int kCtaK>
 void launch_sm90_majors(const Sm90Launch& l) {
   using cute::GMMA::Major;
   using kernels::sm90::Traits;
+  if (l.fp16) {
+    // fp16 is one more instance per tile and cta_k, K-major operands only: the
+    // planner sends every other fp16 layout to cuBLASLt.
+    if (l.w_mn_major || l.x_mn_major) throw Error(TGV_ERROR_INTERNAL, "fp16 inputs reached the SM90 kernel MN-major");
+    return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::K, cute::half_t>>(l);
+  }
   if (!l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::K>>(l);
   if (!l.w_mn_major && l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::MN>>(l);
   if (l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::MN, Major::K>>(l);
