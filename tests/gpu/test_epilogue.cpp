@@ -526,22 +526,35 @@ TEST_P(EpilogueEngineShapes, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Llama, EpilogueEngineShapes, ::testing::ValuesIn(engine_shapes()),
                          [](const auto& info) { return info.param.name(); });
 
-// ---- shallow ring: fp32 staging falls back to direct stores ------------------
+// ---- a shallow ring cannot stage the fp32 tile: refused, then served deeper ----
 
 TEST(EpilogueRing, ShallowRingWithFp32Staging) {
   TGV_REQUIRE_GPU();
-  // 128 x 256 at cta_k = 64, 2 stages: a 98 KiB ring, the fp32 tile 128 KiB.
+  if (device_sm() != 90) GTEST_SKIP() << "sm_90 only";
+  // 128 x 256 at cta_k = 64: a stage is 48 KiB; 2 stages (96 KiB) hold the
+  // bf16 tile but not the 128 KiB fp32 one a residual or fp32 out stages.
+  int found = 0;
   for (int32_t id = 0; id < tgv_num_tactics(); ++id) {
     tgv_tactic_info t{};
     tgv_get_tactic(id, &t);
     if (t.arch != 90 || t.cta_m != 128 || t.cta_n != 256 || t.cta_k != 64) continue;
+    ++found;
     for (const Kind& kind : {kKinds[1], kKinds[0]}) {
       EpiCase c = with_kind(EpiCase{}, kind);
       c.m = 200, c.n = 384, c.k = 256, c.tactic = id, c.stages = 2, c.split_k = 1;
       SCOPED_TRACE(c.name());
+      {
+        EpiFixture f(c);
+        EXPECT_EQ(f.run(), TGV_ERROR_NOT_SUPPORTED);
+        EXPECT_NE(std::string(tgv_last_error()).find("cannot hold the 131072-byte fp32 tile"), std::string::npos)
+            << tgv_last_error();
+        EXPECT_TRUE(f.unchanged(f.download()));
+      }
+      c.stages = 3;
       expect_epi(c);
     }
   }
+  EXPECT_EQ(found, 1);
 }
 
 // ---- bad combinations: refused before any launch, nothing written ------------

@@ -355,28 +355,27 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
   }
   const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
-  const bool plain16 = p.residual == nullptr && p.out_type != kOutFp32;
-  // A residual or an fp32 out is staged as fp32 (kOutRows x kCtaN words, within
-  // the split-K partials' bytes, which the deepest ring holds); a ring too
-  // shallow for it (an explicit stage count) stores directly instead.
-  const bool staged32_fits = out_rows * T::kCtaN * 4 <= p.stages * stage_bytes;
+  // Where acc[i] goes in the tile: output column (gated: the thread's one) and
+  // token; gated, only i % 4 < 2 carry a value.
+  auto carries = [&](int i) { return !gate_pairs || (i % 4) < 2; };
+  auto tile_row = [&](int i) { return gate_pairs ? orow : row_lo + 8 * ((i % 4) / 2); };
+  auto tile_token = [&](int i) { return (i / 4) * 8 + (lane % 4) * 2 + (i % 2); };
   auto* out = static_cast<char*>(p.out) + batch * p.out_batch_stride * (p.out_type == kOutFp32 ? 4 : 2);
   const auto* res = p.residual == nullptr ? nullptr
                                           : static_cast<const char*>(p.residual) +
                                                 batch * p.res_batch_stride * (p.out_type == kOutFp32 ? 4 : 2);
   const bool row_major = p.out_row_major != 0;
 
-  if (T::kCtaN <= kDirectStoreMaxTokens || (!plain16 && !staged32_fits)) {
+  // Compile-time: each instance carries one store path, so a wide tile does not
+  // pay code size (and build time) for an unrolled per-element path it never runs.
+  if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
     // A few tokens: each thread stores its own values. Staging them in shared
     // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
     // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
 #pragma unroll
     for (int i = 0; i < T::kAccRegs; ++i) {
-      const int hi = (i % 4) / 2;
-      if (gate_pairs && hi) continue;
-      const int col = o0 + (gate_pairs ? orow : row_lo + 8 * hi);
-      const int token = m0 + (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
-      if (col < p.out_cols && token < p.m) {
+      const int col = o0 + tile_row(i), token = m0 + tile_token(i);
+      if (carries(i) && col < p.out_cols && token < p.m) {
         float v = acc[i];
         if (res != nullptr)
           v += load_out(res, row_major ? int64_t(token) * p.res_ld + col : int64_t(col) * p.res_ld + token,
@@ -389,103 +388,98 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
 #endif
     return;
-  }
-
-  // Staged: the tile in out's orientation, then 8-element runs along out's
-  // contiguous dimension (16-byte stores where aligned).
-  const int valid_rows = min(out_rows, p.out_cols - o0), valid_tokens = min(T::kCtaN, p.m - m0);
-  const int lines = row_major ? T::kCtaN : out_rows;   // tokens, or output columns
-  const int run_len = row_major ? out_rows : T::kCtaN;  // along the contiguous dimension
-  const int valid_lines = row_major ? valid_tokens : valid_rows;
-  const int valid_len = row_major ? valid_rows : valid_tokens;
-  const int64_t line0 = row_major ? m0 : o0, col0 = row_major ? o0 : m0;
-  const int runs_per_line = run_len / 8;
-
-  if (plain16) {
-    auto* tile = reinterpret_cast<uint16_t*>(smem);
-    const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
-#pragma unroll
-    for (int i = 0; i < T::kAccRegs; ++i) {
-      const int hi = (i % 4) / 2;
-      if (gate_pairs && hi) continue;
-      const int row = gate_pairs ? orow : row_lo + 8 * hi;
-      const int token = (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
-      const uint16_t v = p.out_type == kOutFp16 ? __half_as_ushort(__float2half_rn(acc[i]))
-                                                : __bfloat16_as_ushort(__float2bfloat16_rn(acc[i]));
-      tile[row_major ? token * pitch + row : row * pitch + token] = v;
-    }
-    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-    auto* out16 = reinterpret_cast<uint16_t*>(out);
-    for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
-      const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
-      if (line >= valid_lines || col >= valid_len) continue;
-      uint16_t* dst = out16 + (line0 + line) * p.out_ld + col0 + col;
-      const uint16_t* src = tile + line * pitch + col;
-      if (p.out_vectorized && col + 8 <= valid_len) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      } else {
-        for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
-      }
-    }
   } else {
-    // fp32, unpadded, runs of 8 words XOR-swizzled by line so that a warp's
-    // register writes spread over the banks (lines are multiples of 32 words):
-    // conflict-free row-major, 2-way column-major. A run stays 8 aligned words.
-    auto* tile = reinterpret_cast<float*>(smem);
-    auto swizzle = [&](int line) { return row_major ? ((line >> 1) & 3) << 3 : (line & 3) << 3; };
+    // Staged: the tile in out's orientation, then 8-element runs along out's
+    // contiguous dimension (16-byte stores where aligned). A residual or an fp32
+    // out is staged as fp32 (out_rows x kCtaN words, within the split-K
+    // partials' bytes, which the deepest ring holds; the launcher refuses a ring
+    // made shallower than that by an explicit stage count).
+    const bool plain16 = p.residual == nullptr && p.out_type != kOutFp32;
+    const int valid_rows = min(out_rows, p.out_cols - o0), valid_tokens = min(T::kCtaN, p.m - m0);
+    const int lines = row_major ? T::kCtaN : out_rows;   // tokens, or output columns
+    const int run_len = row_major ? out_rows : T::kCtaN;  // along the contiguous dimension
+    const int valid_lines = row_major ? valid_tokens : valid_rows;
+    const int valid_len = row_major ? valid_rows : valid_tokens;
+    const int64_t line0 = row_major ? m0 : o0, col0 = row_major ? o0 : m0;
+    const int runs_per_line = run_len / 8;
+
+    if (plain16) {
+      auto* tile = reinterpret_cast<uint16_t*>(smem);
+      const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
 #pragma unroll
-    for (int i = 0; i < T::kAccRegs; ++i) {
-      const int hi = (i % 4) / 2;
-      if (gate_pairs && hi) continue;
-      const int row = gate_pairs ? orow : row_lo + 8 * hi;
-      const int token = (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
-      const int line = row_major ? token : row, col = row_major ? row : token;
-      tile[line * run_len + (col ^ swizzle(line))] = acc[i];
-    }
-    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-    for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
-      const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
-      if (line >= valid_lines || col >= valid_len) continue;
-      const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
-      const float4 a = src[0], b = src[1];
-      float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-      const int64_t at = (line0 + line) * p.out_ld + col0 + col;
-      const bool full_run = col + 8 <= valid_len;
-      if (res != nullptr) {
-        const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
-        if (p.res_vectorized && full_run && p.out_type != kOutFp32) {
-          const uint4 raw = *reinterpret_cast<const uint4*>(res + rat * 2);
-          const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw);
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            v[e] += p.out_type == kOutFp16 ? __half2float(__ushort_as_half(h[e]))
-                                           : __bfloat162float(__ushort_as_bfloat16(h[e]));
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const int row = tile_row(i), token = tile_token(i);
+        if (carries(i)) tile[row_major ? token * pitch + row : row * pitch + token] = to_bits16(acc[i], p.out_type);
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      auto* out16 = reinterpret_cast<uint16_t*>(out);
+      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
+        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+        if (line >= valid_lines || col >= valid_len) continue;
+        uint16_t* dst = out16 + (line0 + line) * p.out_ld + col0 + col;
+        const uint16_t* src = tile + line * pitch + col;
+        if (p.out_vectorized && col + 8 <= valid_len) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
         } else {
-          for (int e = 0; e < 8 && col + e < valid_len; ++e) v[e] += load_out(res, rat + e, p.out_type);
+          for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
         }
       }
-      if (p.out_vectorized && full_run) {
-        if (p.out_type == kOutFp32) {
-          float4* dst = reinterpret_cast<float4*>(out + at * 4);
-          dst[0] = make_float4(v[0], v[1], v[2], v[3]);
-          dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+    } else {
+      // fp32, unpadded, runs of 8 words XOR-swizzled by line so that a warp's
+      // register writes spread over the banks (lines are multiples of 32 words):
+      // conflict-free row-major, 2-way column-major. A run stays 8 aligned words.
+      auto* tile = reinterpret_cast<float*>(smem);
+      auto swizzle = [&](int line) { return row_major ? ((line >> 1) & 3) << 3 : (line & 3) << 3; };
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const int line = row_major ? tile_token(i) : tile_row(i), col = row_major ? tile_row(i) : tile_token(i);
+        if (carries(i)) tile[line * run_len + (col ^ swizzle(line))] = acc[i];
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
+        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+        if (line >= valid_lines || col >= valid_len) continue;
+        const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
+        const float4 a = src[0], b = src[1];
+        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        const int64_t at = (line0 + line) * p.out_ld + col0 + col;
+        const bool full_run = col + 8 <= valid_len;
+        if (res != nullptr) {
+          const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
+          if (p.res_vectorized && full_run && p.out_type != kOutFp32) {
+            const uint4 raw = *reinterpret_cast<const uint4*>(res + rat * 2);
+            const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) v[e] += from_bits16(h[e], p.out_type);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)  // unrolled with a guard: v stays in registers
+              if (col + e < valid_len) v[e] += load_out(res, rat + e, p.out_type);
+          }
+        }
+        if (p.out_vectorized && full_run) {
+          if (p.out_type == kOutFp32) {
+            float4* dst = reinterpret_cast<float4*>(out + at * 4);
+            dst[0] = make_float4(v[0], v[1], v[2], v[3]);
+            dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+          } else {
+            alignas(16) uint16_t h[8];
+#pragma unroll
+            for (int e = 0; e < 8; ++e) h[e] = to_bits16(v[e], p.out_type);
+            *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
+          }
         } else {
-          alignas(16) uint16_t h[8];
 #pragma unroll
           for (int e = 0; e < 8; ++e)
-            h[e] = p.out_type == kOutFp16 ? __half_as_ushort(__float2half_rn(v[e]))
-                                          : __bfloat16_as_ushort(__float2bfloat16_rn(v[e]));
-          *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
+            if (col + e < valid_len) store_out(out, at + e, v[e], p.out_type);
         }
-      } else {
-        for (int e = 0; e < 8 && col + e < valid_len; ++e) store_out(out, at + e, v[e], p.out_type);
       }
     }
-  }
 #ifdef TGV_TRACE
-  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-  if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
+    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+    if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
 #endif
+  }
 }
 
 }  // namespace tgv::kernels::sm90
