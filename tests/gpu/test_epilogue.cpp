@@ -229,6 +229,24 @@ class EpiFixture {
     return s;
   }
 
+  // The same call captured in a CUDA graph (thread-local mode), replayed once.
+  tgv_status run_graph() {
+    const tgv_options o{c_.backend, c_.tactic, c_.pdl, c_.split_k, c_.stages};
+    cudaGraph_t graph = nullptr;
+    EPI_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    const tgv_status s = tgv_gemm(&p_, &o, stream_);
+    EPI_CUDA(cudaStreamEndCapture(stream_, &graph));
+    if (s == TGV_SUCCESS) {
+      cudaGraphExec_t exec = nullptr;
+      EPI_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+      EPI_CUDA(cudaGraphLaunch(exec, stream_));
+      EPI_CUDA(cudaStreamSynchronize(stream_));
+      cudaGraphExecDestroy(exec);
+    }
+    cudaGraphDestroy(graph);
+    return s;
+  }
+
   std::vector<uint8_t> download() const {
     std::vector<uint8_t> h(size_t(alloc_ * esize_));
     EPI_CUDA(cudaMemcpy(h.data(), d_out_, h.size(), cudaMemcpyDeviceToHost));
@@ -555,6 +573,28 @@ TEST(EpilogueRing, ShallowRingWithFp32Staging) {
     }
   }
   EXPECT_EQ(found, 1);
+}
+
+// ---- CUDA graphs: after one call outside capture, a captured call replays it ---
+
+TEST(EpilogueGraph, CapturedCallReplaysBitwise) {
+  TGV_REQUIRE_GPU();
+  std::vector<int32_t> backends = {TGV_BACKEND_CUBLAS, TGV_BACKEND_AUTO};
+  if (device_sm() == 90) backends.push_back(TGV_BACKEND_TGV);
+  for (int32_t backend : backends)
+    for (const Kind& kind : {kKinds[2], kKinds[4], kKinds[0], kKinds[9]}) {
+      EpiCase c = with_kind(EpiCase{}, kind);
+      c.m = 24, c.n = 1040, c.k = 520, c.bias = true, c.backend = backend;
+      c.out_row_major = false;  // the cuBLASLt path's scratch and epilogue kernel, for every kind with bias
+      SCOPED_TRACE(c.name());
+      EpiFixture f(c);
+      ASSERT_EQ(f.run(), TGV_SUCCESS) << tgv_last_error();
+      const std::vector<uint8_t> first = f.download();
+      for (const std::string& line : f.check(first)) ADD_FAILURE() << line;
+      f.refill();
+      ASSERT_EQ(f.run_graph(), TGV_SUCCESS) << tgv_last_error();
+      EXPECT_TRUE(first == f.download()) << "the graph replay differs bitwise from the eager call";
+    }
 }
 
 // ---- bad combinations: refused before any launch, nothing written ------------

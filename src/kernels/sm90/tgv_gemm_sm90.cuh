@@ -124,6 +124,144 @@ __device__ __forceinline__ void wgmma(uint64_t desc_w, uint64_t desc_x, float* a
   Mma::fma(desc_w, desc_x, acc[I]..., GMMA::ScaleOut::One);
 }
 
+// The epilogue's stores. kPlain (a std::bool_constant): bf16 out of acc + bias,
+// as before the epilogues; else acc already holds out's values (gated: only
+// i % 4 < 2), and the residual, out's type and the gating are Params fields.
+// o0: the tile's first output column; orow: the thread's column when gated.
+template <class T, class Plain>
+__device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, float (&acc)[T::kAccRegs],
+                                         float bias_lo, float bias_hi, int o0, int m0, int batch, int row_lo,
+                                         int orow, int lane, int cthread) {
+  constexpr bool kPlain = Plain::value;
+  constexpr int kConsumerThreads = 128 * T::kConsumers;
+  constexpr int stage_bytes = (T::kCtaM + T::kCtaN) * T::kCtaK * 2;
+  (void)stage_bytes;
+  const bool gate_pairs = !kPlain && p.act != kActNone;
+  const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
+  // Where acc[i] goes in the tile: output column (gated: the thread's one) and
+  // token; gated, only i % 4 < 2 carry a value.
+  auto carries = [&](int i) { return !gate_pairs || (i % 4) < 2; };
+  auto tile_row = [&](int i) { return gate_pairs ? orow : row_lo + 8 * ((i % 4) / 2); };
+  auto tile_token = [&](int i) { return (i / 4) * 8 + (lane % 4) * 2 + (i % 2); };
+  auto value = [&](int i) { return kPlain ? acc[i] + ((i % 4) / 2 ? bias_hi : bias_lo) : acc[i]; };
+  const int esize = kPlain || p.out_type != kOutFp32 ? 2 : 4;
+  auto* out = static_cast<char*>(p.out) + batch * p.out_batch_stride * esize;
+  const char* res = nullptr;
+  if constexpr (!kPlain)
+    if (p.residual != nullptr) res = static_cast<const char*>(p.residual) + batch * p.res_batch_stride * esize;
+  const bool row_major = p.out_row_major != 0;
+
+  if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
+    // A few tokens: each thread stores its own values. Staging them in shared
+    // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
+    // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
+#pragma unroll
+    for (int i = 0; i < T::kAccRegs; ++i) {
+      const int col = o0 + tile_row(i), token = m0 + tile_token(i);
+      if (!carries(i) || col >= p.out_cols || token >= p.m) continue;
+      const int64_t at = row_major ? int64_t(token) * p.out_ld + col : int64_t(col) * p.out_ld + token;
+      if constexpr (kPlain) {
+        reinterpret_cast<__nv_bfloat16*>(out)[at] = __float2bfloat16_rn(value(i));
+      } else {
+        float v = value(i);
+        if (res != nullptr)
+          v += load_out(res, row_major ? int64_t(token) * p.res_ld + col : int64_t(col) * p.res_ld + token,
+                        p.out_type);
+        store_out(out, at, v, p.out_type);
+      }
+    }
+  } else {
+    // Staged: the tile in out's orientation, then 8-element runs along out's
+    // contiguous dimension (16-byte stores where aligned). A residual or an
+    // fp32 out is staged as fp32 (out_rows x kCtaN words, within the split-K
+    // partials' bytes, which the deepest ring holds; the launcher refuses a
+    // ring made shallower than that by an explicit stage count).
+    const int valid_rows = min(out_rows, p.out_cols - o0), valid_tokens = min(T::kCtaN, p.m - m0);
+    const int lines = row_major ? T::kCtaN : out_rows;   // tokens, or output columns
+    const int run_len = row_major ? out_rows : T::kCtaN;  // along the contiguous dimension
+    const int valid_lines = row_major ? valid_tokens : valid_rows;
+    const int valid_len = row_major ? valid_rows : valid_tokens;
+    const int64_t line0 = row_major ? m0 : o0, col0 = row_major ? o0 : m0;
+    const int runs_per_line = run_len / 8;
+
+    if (kPlain || (p.residual == nullptr && p.out_type != kOutFp32)) {
+      // 16-bit, rows padded by 16 bytes so that a warp's column writes spread over banks.
+      auto* tile = reinterpret_cast<uint16_t*>(smem);
+      const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const int row = tile_row(i), token = tile_token(i);
+        const uint16_t bits =
+            kPlain ? __bfloat16_as_ushort(__float2bfloat16_rn(value(i))) : to_bits16(value(i), p.out_type);
+        if (carries(i)) tile[row_major ? token * pitch + row : row * pitch + token] = bits;
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      auto* out16 = reinterpret_cast<uint16_t*>(out);
+      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
+        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+        if (line >= valid_lines || col >= valid_len) continue;
+        uint16_t* dst = out16 + (line0 + line) * p.out_ld + col0 + col;
+        const uint16_t* src = tile + line * pitch + col;
+        if (p.out_vectorized && col + 8 <= valid_len) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+          for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
+        }
+      }
+    } else if constexpr (!kPlain) {
+      // fp32, unpadded, runs of 8 words XOR-swizzled by line so that a warp's
+      // register writes spread over the banks (lines are multiples of 32 words):
+      // conflict-free row-major, 2-way column-major. A run stays 8 aligned words.
+      auto* tile = reinterpret_cast<float*>(smem);
+      auto swizzle = [&](int line) { return row_major ? ((line >> 1) & 3) << 3 : (line & 3) << 3; };
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const int line = row_major ? tile_token(i) : tile_row(i), col = row_major ? tile_row(i) : tile_token(i);
+        if (carries(i)) tile[line * run_len + (col ^ swizzle(line))] = acc[i];
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
+        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+        if (line >= valid_lines || col >= valid_len) continue;
+        const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
+        const float4 a = src[0], b = src[1];
+        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        const int64_t at = (line0 + line) * p.out_ld + col0 + col;
+        const bool full_run = col + 8 <= valid_len;
+        if (res != nullptr) {
+          const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
+          if (p.res_vectorized && full_run && p.out_type != kOutFp32) {
+            const uint4 raw = *reinterpret_cast<const uint4*>(res + rat * 2);
+            const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) v[e] += from_bits16(h[e], p.out_type);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)  // unrolled with a guard: v stays in registers
+              if (col + e < valid_len) v[e] += load_out(res, rat + e, p.out_type);
+          }
+        }
+        if (p.out_vectorized && full_run) {
+          if (p.out_type == kOutFp32) {
+            float4* dst = reinterpret_cast<float4*>(out + at * 4);
+            dst[0] = make_float4(v[0], v[1], v[2], v[3]);
+            dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+          } else {
+            alignas(16) uint16_t h[8];
+#pragma unroll
+            for (int e = 0; e < 8; ++e) h[e] = to_bits16(v[e], p.out_type);
+            *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (col + e < valid_len) store_out(out, at + e, v[e], p.out_type);
+        }
+      }
+    }
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1)
     tgv_gemm_sm90(const __grid_constant__ CUtensorMap tmap_w, const __grid_constant__ CUtensorMap tmap_x,
@@ -344,142 +482,28 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
 
   // ---- epilogue: fp32 until the one rounding, stored directly or staged in the ring
-  // Bias, then the gated activation: afterwards acc[i] is out's value before the
-  // residual. Gated, only i % 4 < 2 carry one (acc[i + 2] was its up half).
-#pragma unroll
-  for (int i = 0; i < T::kAccRegs; ++i) {
-    const bool hi = (i % 4) / 2;
-    if (!gate_pairs)
-      acc[i] += hi ? bias_hi : bias_lo;
-    else if (!hi)
-      acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
-  }
-  const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
-  // Where acc[i] goes in the tile: output column (gated: the thread's one) and
-  // token; gated, only i % 4 < 2 carry a value.
-  auto carries = [&](int i) { return !gate_pairs || (i % 4) < 2; };
-  auto tile_row = [&](int i) { return gate_pairs ? orow : row_lo + 8 * ((i % 4) / 2); };
-  auto tile_token = [&](int i) { return (i / 4) * 8 + (lane % 4) * 2 + (i % 2); };
-  auto* out = static_cast<char*>(p.out) + batch * p.out_batch_stride * (p.out_type == kOutFp32 ? 4 : 2);
-  const auto* res = p.residual == nullptr ? nullptr
-                                          : static_cast<const char*>(p.residual) +
-                                                batch * p.res_batch_stride * (p.out_type == kOutFp32 ? 4 : 2);
-  const bool row_major = p.out_row_major != 0;
-
-  // Compile-time: each instance carries one store path, so a wide tile does not
-  // pay code size (and build time) for an unrolled per-element path it never runs.
-  if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
-    // A few tokens: each thread stores its own values. Staging them in shared
-    // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
-    // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
+  // A plain call (bf16 out, no residual, no gating) runs the code it ran before
+  // the epilogues existed, separately instantiated: it executes (and fetches)
+  // none of theirs. Everything else first turns acc into out's values before the
+  // residual: + bias, then the gated activation (acc[i] for i % 4 < 2 only).
+  const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
+  if (plain) {
+    epilogue<T>(std::true_type{}, p, smem, acc, bias_lo, bias_hi, n0, m0, batch, row_lo, orow, lane, cthread);
+  } else {
 #pragma unroll
     for (int i = 0; i < T::kAccRegs; ++i) {
-      const int col = o0 + tile_row(i), token = m0 + tile_token(i);
-      if (carries(i) && col < p.out_cols && token < p.m) {
-        float v = acc[i];
-        if (res != nullptr)
-          v += load_out(res, row_major ? int64_t(token) * p.res_ld + col : int64_t(col) * p.res_ld + token,
-                        p.out_type);
-        store_out(out, row_major ? int64_t(token) * p.out_ld + col : int64_t(col) * p.out_ld + token, v, p.out_type);
-      }
+      const bool hi = (i % 4) / 2;
+      if (!gate_pairs)
+        acc[i] += hi ? bias_hi : bias_lo;
+      else if (!hi)
+        acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
     }
-#ifdef TGV_TRACE
-    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-    if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
-#endif
-    return;
-  } else {
-    // Staged: the tile in out's orientation, then 8-element runs along out's
-    // contiguous dimension (16-byte stores where aligned). A residual or an fp32
-    // out is staged as fp32 (out_rows x kCtaN words, within the split-K
-    // partials' bytes, which the deepest ring holds; the launcher refuses a ring
-    // made shallower than that by an explicit stage count).
-    const bool plain16 = p.residual == nullptr && p.out_type != kOutFp32;
-    const int valid_rows = min(out_rows, p.out_cols - o0), valid_tokens = min(T::kCtaN, p.m - m0);
-    const int lines = row_major ? T::kCtaN : out_rows;   // tokens, or output columns
-    const int run_len = row_major ? out_rows : T::kCtaN;  // along the contiguous dimension
-    const int valid_lines = row_major ? valid_tokens : valid_rows;
-    const int valid_len = row_major ? valid_rows : valid_tokens;
-    const int64_t line0 = row_major ? m0 : o0, col0 = row_major ? o0 : m0;
-    const int runs_per_line = run_len / 8;
-
-    if (plain16) {
-      auto* tile = reinterpret_cast<uint16_t*>(smem);
-      const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
-#pragma unroll
-      for (int i = 0; i < T::kAccRegs; ++i) {
-        const int row = tile_row(i), token = tile_token(i);
-        if (carries(i)) tile[row_major ? token * pitch + row : row * pitch + token] = to_bits16(acc[i], p.out_type);
-      }
-      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-      auto* out16 = reinterpret_cast<uint16_t*>(out);
-      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
-        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
-        if (line >= valid_lines || col >= valid_len) continue;
-        uint16_t* dst = out16 + (line0 + line) * p.out_ld + col0 + col;
-        const uint16_t* src = tile + line * pitch + col;
-        if (p.out_vectorized && col + 8 <= valid_len) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        } else {
-          for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
-        }
-      }
-    } else {
-      // fp32, unpadded, runs of 8 words XOR-swizzled by line so that a warp's
-      // register writes spread over the banks (lines are multiples of 32 words):
-      // conflict-free row-major, 2-way column-major. A run stays 8 aligned words.
-      auto* tile = reinterpret_cast<float*>(smem);
-      auto swizzle = [&](int line) { return row_major ? ((line >> 1) & 3) << 3 : (line & 3) << 3; };
-#pragma unroll
-      for (int i = 0; i < T::kAccRegs; ++i) {
-        const int line = row_major ? tile_token(i) : tile_row(i), col = row_major ? tile_row(i) : tile_token(i);
-        if (carries(i)) tile[line * run_len + (col ^ swizzle(line))] = acc[i];
-      }
-      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
-        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
-        if (line >= valid_lines || col >= valid_len) continue;
-        const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
-        const float4 a = src[0], b = src[1];
-        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        const int64_t at = (line0 + line) * p.out_ld + col0 + col;
-        const bool full_run = col + 8 <= valid_len;
-        if (res != nullptr) {
-          const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
-          if (p.res_vectorized && full_run && p.out_type != kOutFp32) {
-            const uint4 raw = *reinterpret_cast<const uint4*>(res + rat * 2);
-            const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw);
-#pragma unroll
-            for (int e = 0; e < 8; ++e) v[e] += from_bits16(h[e], p.out_type);
-          } else {
-#pragma unroll
-            for (int e = 0; e < 8; ++e)  // unrolled with a guard: v stays in registers
-              if (col + e < valid_len) v[e] += load_out(res, rat + e, p.out_type);
-          }
-        }
-        if (p.out_vectorized && full_run) {
-          if (p.out_type == kOutFp32) {
-            float4* dst = reinterpret_cast<float4*>(out + at * 4);
-            dst[0] = make_float4(v[0], v[1], v[2], v[3]);
-            dst[1] = make_float4(v[4], v[5], v[6], v[7]);
-          } else {
-            alignas(16) uint16_t h[8];
-#pragma unroll
-            for (int e = 0; e < 8; ++e) h[e] = to_bits16(v[e], p.out_type);
-            *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
-          }
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (col + e < valid_len) store_out(out, at + e, v[e], p.out_type);
-        }
-      }
-    }
-#ifdef TGV_TRACE
-    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-    if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
-#endif
+    epilogue<T>(std::false_type{}, p, smem, acc, 0.0f, 0.0f, o0, m0, batch, row_lo, orow, lane, cthread);
   }
+#ifdef TGV_TRACE
+  cutlass::arch::NamedBarrier::sync(128 * T::kConsumers, 0);
+  if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
+#endif
 }
 
 }  // namespace tgv::kernels::sm90
