@@ -18,7 +18,8 @@ shape once outside capture first: the cuBLASLt backend caches its algorithm).
 Nothing is copied: transposed and strided views go to the library as strides
 (x K- or M-major, weight K- or N-major, out row- or column-major); a layout the
 library cannot take, CPU tensors, tensors on different devices and mismatched
-shapes raise ValueError, a dtype other than bf16 raises TypeError, a request the
+shapes raise ValueError, a dtype other than bf16 or fp16 (one type for x, weight
+and bias; out of that type or fp32; bmm bf16 only) raises TypeError, a request the
 device cannot serve raises NotImplementedError (a RuntimeError), CUDA/cuBLAS
 failures raise RuntimeError; each is also a `tgv_gemm.TgvError` and carries the
 library's message naming the argument. Inference only: the ops have no autograd

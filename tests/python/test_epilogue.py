@@ -145,3 +145,14 @@ def test_get_plan_epilogues():
         assert plan["backend"] == "tgv"
     with pytest.raises(ValueError, match=r"epilogue='relu'"):
         tgv_gemm.get_plan(x, w, epilogue="relu")
+
+
+def test_opcheck_epilogue_ops():
+    x, w, b = rand(7, 512), rand(1024, 512) / 22, rand(1024)
+    h = rand(7, 1024)
+    torch.library.opcheck(torch.ops.tgv.linear.default, (x, w, b), {"residual": h})
+    torch.library.opcheck(torch.ops.tgv.linear.default, (x, w, None), {"out_dtype": torch.float32})
+    torch.library.opcheck(torch.ops.tgv.linear.default, (x, w, b), {"epilogue": 1})
+    out = torch.empty(7, 1024, device="cuda", dtype=torch.bfloat16)
+    torch.library.opcheck(torch.ops.tgv.linear_out.default, (x, w, b, out), {"residual": h})
+    torch.library.opcheck(torch.ops.tgv.linear_residual_.default, (x, w, b, h.clone()))
