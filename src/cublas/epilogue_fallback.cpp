@@ -41,8 +41,11 @@ const void* offset(const void* p, int64_t elements, int64_t bytes) {
 
 void cublaslt_epilogue_gemm(const GemmDesc& g, cudaStream_t stream) {
   if (g.plain()) throw Error(TGV_ERROR_INTERNAL, "cublaslt_epilogue_gemm called for a plain problem");
-  if (g.bias == nullptr && !g.has_residual() && g.act == Act::None) {
-    // Only the element types differ from a plain GEMM: cuBLASLt writes out itself.
+  // cuBLASLt alone where it can: the residual as C with beta = 1, the bias in its
+  // epilogue (row-major out; its bias type is D's, so only with out of the
+  // input type) or none. The rest: fp32 into scratch, then our kernel.
+  const bool bias_ok = g.bias == nullptr || (g.out.row_major && g.out_type == g.in_type);
+  if (g.act == Act::None && bias_ok) {
     cublaslt_gemm(g, stream);
     return;
   }
