@@ -134,8 +134,6 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
                                          int orow, int lane, int cthread) {
   constexpr bool kPlain = Plain::value;
   constexpr int kConsumerThreads = 128 * T::kConsumers;
-  constexpr int stage_bytes = (T::kCtaM + T::kCtaN) * T::kCtaK * 2;
-  (void)stage_bytes;
   const bool gate_pairs = !kPlain && p.act != kActNone;
   const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
   // Where acc[i] goes in the tile: output column (gated: the thread's one) and
