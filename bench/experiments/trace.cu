@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   p.out_vectorized = n % 8 == 0;
   p.out_ld = n;
   p.out_batch_stride = 0;
+  p.out_cols = n;  // bf16 out, no epilogue (the other epilogue fields are zero)
 
   auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
   const int smem = int(detail::kSmemReserveBytes) + (T::kCtaM + T::kCtaN) * T::kCtaK * 2 * stages;

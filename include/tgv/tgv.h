@@ -8,6 +8,15 @@
  *   bias: N           (shared by every batch)    bf16, optional
  *   out : L x M x N                              bf16, fp32 accumulation
  *
+ * Epilogues (fields appended to tgv_problem; zero-initialized they are off):
+ *   out_dtype  fp32 output (either input type), fp16 output for fp16 inputs
+ *   residual   out = x . W^T (+ bias) + residual (residual: out's shape and
+ *              dtype; it may be out itself, for an in-place hidden-state update)
+ *   epilogue   TGV_EPILOGUE_SILU_MUL / _GELU_TANH_MUL: W holds [gate; up]
+ *              stacked along N (rows 0..N/2-1 gate, N/2..N-1 up) and
+ *              out[l] (L x M x N/2) = act(x . gate^T + bias[:N/2]) * (x . up^T + bias[N/2:])
+ * Every epilogue computes in fp32 and rounds once, to out_dtype.
+ *
  * Every operand is described by a base pointer and element strides, one per
  * dimension, so that both layouts of each matrix pass without a copy:
  *   x   K-major (stride_k == 1) or M-major (stride_m == 1)
@@ -42,9 +51,9 @@ typedef enum tgv_status {
 } tgv_status;
 
 typedef enum tgv_dtype {
-  TGV_DTYPE_BF16 = 0, /* the only supported element type */
-  TGV_DTYPE_FP16 = 1,
-  TGV_DTYPE_FP32 = 2,
+  TGV_DTYPE_BF16 = 0, /* inputs and out */
+  TGV_DTYPE_FP16 = 1, /* inputs and out */
+  TGV_DTYPE_FP32 = 2, /* out only */
   TGV_DTYPE_FP8_E4M3 = 3
 } tgv_dtype;
 
@@ -54,9 +63,17 @@ typedef enum tgv_backend {
   TGV_BACKEND_CUBLAS = 2 /* cuBLASLt */
 } tgv_backend;
 
+/* What happens to x . W^T (+ bias) before it is stored (tgv_problem.epilogue). */
+typedef enum tgv_epilogue {
+  TGV_EPILOGUE_NONE = 0,         /* out = x . W^T (+ bias) (+ residual) */
+  TGV_EPILOGUE_SILU_MUL = 1,     /* out = silu(gate) * up, silu(g) = g / (1 + exp(-g)) */
+  TGV_EPILOGUE_GELU_TANH_MUL = 2 /* out = gelu_tanh(gate) * up,
+                                  * gelu_tanh(g) = g/2 (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) */
+} tgv_epilogue;
+
 typedef struct tgv_problem {
   int64_t m, n, k, l; /* tokens, weight rows, reduction, batch */
-  int32_t dtype;      /* tgv_dtype of x, W, bias and out */
+  int32_t dtype;      /* tgv_dtype of x, W and bias: bf16 or fp16 */
 
   const void* x;      /* L x M x K */
   int64_t x_stride_l, x_stride_m, x_stride_k;
@@ -66,8 +83,20 @@ typedef struct tgv_problem {
 
   const void* bias;   /* N elements, contiguous; NULL for none */
 
-  void* out;          /* L x M x N */
+  void* out;          /* L x M x N (N/2 columns with a gated epilogue) */
   int64_t out_stride_l, out_stride_m, out_stride_n;
+
+  /* Appended after out_stride_n (0.1): all zero is bf16 out, no residual, no
+   * epilogue -- what a problem meant before these fields existed. */
+  int32_t out_dtype;    /* tgv_dtype of out and residual: bf16 (with bf16
+                         * inputs), fp16 (with fp16 inputs) or fp32 (either) */
+  int32_t epilogue;     /* tgv_epilogue */
+  const void* residual; /* out's shape and dtype, laid out like out (row- or
+                         * column-major, its own strides); NULL for none. It
+                         * may be out itself (same pointer and strides); any
+                         * other overlap with out is an error. Not with a gated
+                         * epilogue. */
+  int64_t residual_stride_l, residual_stride_m, residual_stride_n;
 } tgv_problem;
 
 typedef struct tgv_options {
@@ -98,7 +127,8 @@ typedef struct tgv_tactic_info {
 void tgv_default_options(tgv_options* options);
 
 /* Problem with every stride set for the common layout: x, W K-major; out
- * row-major; batches packed. Pointers are NULL; the caller sets them. */
+ * row-major; batches packed; residual strides equal to out's. bf16 in and out,
+ * no epilogue. Pointers are NULL; the caller sets them. */
 void tgv_default_problem(tgv_problem* problem, int64_t m, int64_t n, int64_t k,
                          int64_t l);
 

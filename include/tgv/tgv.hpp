@@ -8,6 +8,14 @@
 //
 // Other layouts are other strides: x M-major is x_stride_m = 1, x_stride_k = ld;
 // W N-major is w_stride_n = 1; a column-major out is out_stride_m = 1.
+//
+// Epilogues are fields of the problem (tgv.h):
+//   p.residual = h;                            // out = x . W^T + h (h may be p.out itself)
+//   p.out_dtype = TGV_DTYPE_FP32;              // fp32 out (a router's logits)
+//   p.epilogue = TGV_EPILOGUE_SILU_MUL;        // W = [gate; up]: out = silu(x.gate^T) * (x.up^T), N/2 columns
+//   p.dtype = TGV_DTYPE_FP16; p.out_dtype = TGV_DTYPE_FP16;   // fp16 in and out
+// Problem::packed sets the residual strides to out's; Problem::gated(M, N, K)
+// is packed with out's strides for its N/2 columns and the SiLU epilogue.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +28,11 @@ namespace tgv {
 
 enum class Backend : int32_t { Auto = TGV_BACKEND_AUTO, Tgv = TGV_BACKEND_TGV, Cublas = TGV_BACKEND_CUBLAS };
 enum class DType : int32_t { BF16 = TGV_DTYPE_BF16, FP16 = TGV_DTYPE_FP16, FP32 = TGV_DTYPE_FP32, FP8_E4M3 = TGV_DTYPE_FP8_E4M3 };
+enum class Epilogue : int32_t {
+  None = TGV_EPILOGUE_NONE,
+  SiluMul = TGV_EPILOGUE_SILU_MUL,
+  GeluTanhMul = TGV_EPILOGUE_GELU_TANH_MUL
+};
 
 inline constexpr int32_t kAutoTactic = -1;
 inline constexpr int32_t kAutoSplitK = 0;
@@ -32,6 +45,14 @@ struct Problem : tgv_problem {
   static Problem packed(int64_t m, int64_t n, int64_t k, int64_t l = 1) {
     Problem p;
     tgv_default_problem(&p, m, n, k, l);
+    return p;
+  }
+  // W of n rows = [gate; up], out (and residual strides) packed for n / 2 columns.
+  static Problem gated(int64_t m, int64_t n, int64_t k, int64_t l = 1, Epilogue e = Epilogue::SiluMul) {
+    Problem p = packed(m, n, k, l);
+    p.epilogue = static_cast<int32_t>(e);
+    p.out_stride_m = p.residual_stride_m = n / 2;
+    p.out_stride_l = p.residual_stride_l = m * (n / 2);
     return p;
   }
 };

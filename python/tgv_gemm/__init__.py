@@ -6,8 +6,10 @@
     y = tgv_gemm.linear(x, w)             # == F.linear(x, w): [8, 6144], bf16, fp32 accumulation
     y = torch.ops.tgv.linear(x, w, None)  # the same custom op: torch.compile and CUDA graphs see it
 
-`linear(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None)`
-and `bmm(a, b, *, out=None)` ([L, M, K] x [L, K, N] -> [L, M, N]) are the
+`linear(x, weight, bias=None, *, residual=None, out=None, out_dtype=None,
+backend="auto", tactic=None, pdl=None)`, `silu_mul_linear(x, w_gate_up, ...)` /
+`gelu_tanh_mul_linear` (fused gate_up projection and activation) and
+`bmm(a, b, *, out=None)` ([L, M, K] x [L, K, N] -> [L, M, N]) are the
 torch custom ops `torch.ops.tgv.linear` / `linear_out` / `bmm` / `bmm_out`
 (with fake kernels: `torch.compile(fullgraph=True)` traces them). They launch
 on `torch.cuda.current_stream()`, so CUDA-graph capture records them (run a
@@ -16,7 +18,8 @@ shape once outside capture first: the cuBLASLt backend caches its algorithm).
 Nothing is copied: transposed and strided views go to the library as strides
 (x K- or M-major, weight K- or N-major, out row- or column-major); a layout the
 library cannot take, CPU tensors, tensors on different devices and mismatched
-shapes raise ValueError, a dtype other than bf16 raises TypeError, a request the
+shapes raise ValueError, a dtype other than bf16 or fp16 (one type for x, weight
+and bias; out of that type or fp32; bmm bf16 only) raises TypeError, a request the
 device cannot serve raises NotImplementedError (a RuntimeError), CUDA/cuBLAS
 failures raise RuntimeError; each is also a `tgv_gemm.TgvError` and carries the
 library's message naming the argument. Inference only: the ops have no autograd
@@ -70,6 +73,8 @@ __version__ = _lib.version()  # the library's: one version, CMakeLists.txt's
 
 __all__ = [
     "linear",
+    "silu_mul_linear",
+    "gelu_tanh_mul_linear",
     "bmm",
     "list_tactics",
     "get_plan",
@@ -89,6 +94,7 @@ __all__ = [
 
 _op_linear = _ops.op_linear
 _op_linear_out = _ops.op_linear_out
+_op_linear_residual_ = _ops.op_linear_residual_
 _op_bmm = _ops.op_bmm
 _op_bmm_out = _ops.op_bmm_out
 _run_linear = _ops.run_linear
@@ -120,25 +126,45 @@ if None in (_dispatch_modes, _function_modes, _functorch, _profiling):  # pragma
     _dispatch_modes = _always_dispatch
 
 
-def linear(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None):
-    """out = x @ weight.T (+ bias), like torch.nn.functional.linear, in bf16 with
-    fp32 accumulation.
+def _eager(tensors):
+    """True where linear() may call the op's CUDA kernel directly (see above)."""
+    x = tensors[0]
+    if _is_compiling() or type(x) is not _Tensor or not x.is_cuda:
+        return False
+    for t in tensors[1:]:
+        if t is not None and type(t) not in _PLAIN:
+            return False
+    if _dispatch_modes() or _function_modes() or _functorch() or _profiling():
+        return False
+    return not (_grad_enabled() and any(t is not None and t.requires_grad for t in tensors))
 
-    x: [..., K] bf16 CUDA tensor; its leading dims are flattened into M as a view
-       (an error if no view can). K-major (x.stride(-1) == 1) or M-major
-       (e.g. x = t.t() for t of shape [K, M]).
-    weight: [N, K], as nn.Linear stores it; K-major or N-major (e.g. w.t() of a
-       [K, N] tensor).
-    bias: [N], contiguous, or None.
+
+def linear(x, weight, bias=None, *, residual=None, out=None, out_dtype=None, backend="auto", tactic=None, pdl=None):
+    """out = x @ weight.T (+ bias) (+ residual), like torch.nn.functional.linear,
+    with fp32 accumulation and one rounding at the end.
+
+    x: [..., K] bf16 or fp16 CUDA tensor; its leading dims are flattened into M
+       as a view (an error if no view can). K-major (x.stride(-1) == 1) or
+       M-major (e.g. x = t.t() for t of shape [K, M]).
+    weight: [N, K] of x's dtype, as nn.Linear stores it; K-major or N-major
+       (e.g. w.t() of a [K, N] tensor).
+    bias: [N] of x's dtype, contiguous, or None.
+    residual: [..., N] of out's dtype, added in fp32 before the rounding, or
+       None. It may be `out` itself (the hidden state updated in place:
+       linear(x, w, residual=h, out=h)); any other overlap is an error.
     out: [..., N] to write into (row- or column-major), or None for a new
        row-major tensor. Returned.
+    out_dtype: None (x's dtype) or torch.float32 (e.g. a MoE router's logits).
     backend: "auto" (fastest validated for the device and shape), "tgv" (our
-       kernels; an error where they cannot run) or "cublas" (cuBLASLt).
+       kernels; an error where they cannot run) or "cublas" (cuBLASLt, and the
+       library's epilogue kernel where one is needed).
     tactic: an id from list_tactics() (backend "tgv"/"auto"), or None for auto.
     pdl: launch with programmatic dependent launch (None: the library default, on).
     """
     if (
-        not _is_compiling()
+        residual is None
+        and out_dtype is None
+        and not _is_compiling()
         and type(x) is _Tensor
         and type(weight) in _PLAIN
         and (bias is None or type(bias) in _PLAIN)
@@ -159,10 +185,40 @@ def linear(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=N
         )
     ):
         return _run_linear(x, weight, bias, out, backend, tactic, pdl, "tgv_gemm.linear")
+    return _linear_general(x, weight, bias, residual, out, out_dtype, backend, tactic, pdl, 0)
+
+
+def _linear_general(x, weight, bias, residual, out, out_dtype, backend, tactic, pdl, epilogue):
+    if out is not None and out_dtype is None:
+        out_dtype = out.dtype
+    if _eager((x, weight, bias, residual, out)):
+        return _run_linear(x, weight, bias, out, backend, tactic, pdl, "tgv_gemm.linear", None, None, residual,
+                           out_dtype, epilogue)
     if out is None:
-        return _op_linear(x, weight, bias, backend, tactic, pdl)
-    _op_linear_out(x, weight, bias, out, backend, tactic, pdl)
+        return _op_linear(x, weight, bias, backend, tactic, pdl, residual, out_dtype, epilogue)
+    if residual is out:
+        _op_linear_residual_(x, weight, bias, out, backend, tactic, pdl)
+    else:
+        _op_linear_out(x, weight, bias, out, backend, tactic, pdl, residual, epilogue)
     return out
+
+
+def silu_mul_linear(x, weight, bias=None, *, out=None, out_dtype=None, backend="auto", tactic=None, pdl=None):
+    """out = silu(x @ gate.T + bias_gate) * (x @ up.T + bias_up): the gated MLP's
+    merged gate_up projection and its activation in one kernel.
+
+    weight: [N, K], rows 0..N/2-1 the gate projection and N/2..N-1 the up
+       projection (as engines store a merged gate_up weight); N even.
+    bias: [N] (gate then up) or None. out: [..., N/2]. Otherwise as linear().
+    """
+    return _linear_general(x, weight, bias, None, out, out_dtype, backend, tactic, pdl, _lib.EPILOGUES["silu_mul"])
+
+
+def gelu_tanh_mul_linear(x, weight, bias=None, *, out=None, out_dtype=None, backend="auto", tactic=None, pdl=None):
+    """As silu_mul_linear() with GELU's tanh approximation for the gate
+    (torch.nn.functional.gelu(approximate="tanh"))."""
+    return _linear_general(x, weight, bias, None, out, out_dtype, backend, tactic, pdl,
+                           _lib.EPILOGUES["gelu_tanh_mul"])
 
 
 def bmm(a, b, *, out=None):
@@ -193,11 +249,18 @@ def bmm(a, b, *, out=None):
 _BACKEND_NAMES = {_lib.BACKENDS["tgv"]: "tgv", _lib.BACKENDS["cublas"]: "cublas"}
 
 
-def get_plan(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None):
+def get_plan(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl=None, residual=None, out_dtype=None,
+             epilogue="none"):
     """What linear() would run for these arguments, without launching anything:
     a dict with backend ("tgv" or "cublas"; None for an empty problem), tactic
     (an id from list_tactics(), or None), split_k, stages (the pipeline depth)
-    and pdl. Same checks and errors as linear()."""
+    and pdl. Same checks and errors as linear(); epilogue is "none", "silu_mul"
+    or "gelu_tanh_mul" (what silu_mul_linear / gelu_tanh_mul_linear run)."""
+    if epilogue not in _lib.EPILOGUES:
+        raise TgvValueError("tgv_gemm.get_plan: epilogue=%r: must be one of %s" % (epilogue, ", ".join(
+            repr(e) for e in _lib.EPILOGUES)), _lib.ERROR_INVALID_ARGUMENT)
+    if out is not None and out_dtype is None:
+        out_dtype = out.dtype
     plan = {}
 
     def plan_only(problem, opts, device_index, where):
@@ -210,7 +273,8 @@ def get_plan(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl
         plan.update(backend=name, tactic=info.tactic if name == "tgv" else None, split_k=info.split_k,
                     stages=info.stages, pdl=bool(info.pdl))
 
-    _run_linear(x, weight, bias, out, backend, tactic, pdl, "tgv_gemm.get_plan", launch=plan_only)
+    _run_linear(x, weight, bias, out, backend, tactic, pdl, "tgv_gemm.get_plan", launch=plan_only, residual=residual,
+                out_dtype=out_dtype, epilogue=_lib.EPILOGUES[epilogue])
     return plan or {"backend": None, "tactic": None, "split_k": 1, "stages": 0, "pdl": pdl is not False}
 
 

@@ -33,6 +33,11 @@ ERROR_INTERNAL = 5
 
 # tgv_dtype
 DTYPE_BF16 = 0
+DTYPE_FP16 = 1
+DTYPE_FP32 = 2
+
+# tgv_epilogue
+EPILOGUES = {"none": 0, "silu_mul": 1, "gelu_tanh_mul": 2}
 
 # tgv_backend
 BACKENDS = {"auto": 0, "tgv": 1, "cublas": 2}
@@ -60,6 +65,12 @@ class Problem(ctypes.Structure):
         ("out_stride_l", ctypes.c_int64),
         ("out_stride_m", ctypes.c_int64),
         ("out_stride_n", ctypes.c_int64),
+        ("out_dtype", ctypes.c_int32),
+        ("epilogue", ctypes.c_int32),
+        ("residual", ctypes.c_void_p),
+        ("residual_stride_l", ctypes.c_int64),
+        ("residual_stride_m", ctypes.c_int64),
+        ("residual_stride_n", ctypes.c_int64),
     ]
 
 
@@ -128,16 +139,16 @@ class TuningEntry(ctypes.Structure):
 
 
 # One C call fills a whole Problem (struct.pack_into writes through the
-# buffer protocol of the ctypes instance): cheaper than 18 attribute stores.
+# buffer protocol of the ctypes instance): cheaper than 24 attribute stores.
 # Native ("@") alignment inserts the same padding as the C compiler; checked
 # against ctypes' layout right below.
-_PROBLEM_FORMAT = struct.Struct("@qqqqiPqqqPqqqPPqqq")
+_PROBLEM_FORMAT = struct.Struct("@qqqqiPqqqPqqqPPqqqiiPqqq")
 assert _PROBLEM_FORMAT.size == ctypes.sizeof(Problem), (_PROBLEM_FORMAT.size, ctypes.sizeof(Problem))
 
 
 def _check_pack_layout():
     p = Problem()
-    values = list(range(1, 19))
+    values = list(range(1, 25))
     _PROBLEM_FORMAT.pack_into(p, 0, *values)
     got = [getattr(p, name) for name, _ in Problem._fields_]
     if got != values:

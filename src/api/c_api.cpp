@@ -18,6 +18,7 @@
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
 #include "cublas/cublaslt_backend.hpp"
+#include "cublas/epilogue_fallback.hpp"
 #include "gate/self_check.hpp"
 #include "launch/sm100_launch.hpp"
 #include "launch/sm90_launch.hpp"
@@ -126,6 +127,9 @@ void tgv_default_problem(tgv_problem* p, int64_t m, int64_t n, int64_t k, int64_
   p->x_stride_k = 1, p->x_stride_m = k, p->x_stride_l = m * k;
   p->w_stride_k = 1, p->w_stride_n = k, p->w_stride_l = n * k;
   p->out_stride_n = 1, p->out_stride_m = n, p->out_stride_l = m * n;
+  p->out_dtype = TGV_DTYPE_BF16;
+  p->epilogue = TGV_EPILOGUE_NONE;
+  p->residual_stride_n = 1, p->residual_stride_m = n, p->residual_stride_l = m * n;
 }
 
 tgv_status tgv_validate(const tgv_problem* problem, const tgv_options* options) {
@@ -151,6 +155,8 @@ tgv_status tgv_gemm(const tgv_problem* problem, const tgv_options* options, void
       launch_sm100(g, p, s);
     else if (p.backend == TGV_BACKEND_TGV)
       launch_sm90(g, p, s);
+    else if (!g.plain())
+      cublaslt_epilogue_gemm(g, s);  // cuBLASLt, then our epilogue kernel where one is needed
     else
       cublaslt_gemm(g, s);
   });

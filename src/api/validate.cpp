@@ -10,7 +10,7 @@
 namespace tgv::detail {
 namespace {
 
-constexpr int64_t kElementBytes = 2;  // bf16
+constexpr int64_t kElementBytes = 2;  // bf16 or fp16 inputs
 constexpr int64_t kAlignBytes = 16;   // TMA base and stride granule
 constexpr int64_t kStrideGranule = kAlignBytes / kElementBytes;
 constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
@@ -37,10 +37,6 @@ void check_pointer(const char* name, const void* ptr) {
   auto address = reinterpret_cast<uintptr_t>(ptr);
   if (address % kAlignBytes != 0)
     throw_invalid(strfmt("%s=%p: not 16-byte aligned (TMA and vector loads need 16-byte aligned bases)", name, ptr));
-}
-
-void check_stride(const char* name, int64_t stride) {
-  if (stride < 0) throw_invalid(strfmt("%s=%lld: strides must be >= 0", name, (long long)stride));
 }
 
 // Detects the layout of a rows x k input from its two inner strides. Argument
@@ -80,32 +76,37 @@ Operand detect_input(const char* op, char row_dim, const void* ptr, int64_t rows
   return o;
 }
 
-Output detect_output(const tgv_problem& p) {
-  check_stride("out_stride_l", p.out_stride_l);
-  check_stride("out_stride_m", p.out_stride_m);
-  check_stride("out_stride_n", p.out_stride_n);
+// Detects the layout of an L x M x cols result (out, or a residual laid out
+// like it) from its strides.
+Output detect_output(const char* op, void* ptr, int64_t m, int64_t cols, int64_t l, int64_t stride_l,
+                     int64_t stride_m, int64_t stride_n) {
+  if (stride_l < 0 || stride_m < 0 || stride_n < 0) {
+    const char dim = stride_l < 0 ? 'l' : stride_m < 0 ? 'm' : 'n';
+    const int64_t value = stride_l < 0 ? stride_l : stride_m < 0 ? stride_m : stride_n;
+    throw_invalid(strfmt("%s_stride_%c=%lld: strides must be >= 0", op, dim, (long long)value));
+  }
   Output o;
-  o.ptr = p.out;
-  if (p.out_stride_n == 1 && (p.m == 1 || p.out_stride_m >= p.n)) {
+  o.ptr = ptr;
+  if (stride_n == 1 && (m == 1 || stride_m >= cols)) {
     o.row_major = true;
-    o.ld = p.m == 1 ? p.n : p.out_stride_m;
-  } else if (p.out_stride_m == 1 && (p.n == 1 || p.out_stride_n >= p.m)) {
+    o.ld = m == 1 ? cols : stride_m;
+  } else if (stride_m == 1 && (cols == 1 || stride_n >= m)) {
     o.row_major = false;
-    o.ld = p.n == 1 ? p.m : p.out_stride_n;
+    o.ld = cols == 1 ? m : stride_n;
   } else {
-    throw_invalid(strfmt("out strides (out_stride_m=%lld, out_stride_n=%lld) match no supported layout: out must be "
-                         "row-major (out_stride_n == 1, out_stride_m >= n) or column-major (out_stride_m == 1, "
-                         "out_stride_n >= m)",
-                         (long long)p.out_stride_m, (long long)p.out_stride_n));
+    throw_invalid(strfmt("%s strides (%s_stride_m=%lld, %s_stride_n=%lld) match no supported layout: %s must be "
+                         "row-major (%s_stride_n == 1, %s_stride_m >= %lld) or column-major (%s_stride_m == 1, "
+                         "%s_stride_n >= m)",
+                         op, op, (long long)stride_m, op, (long long)stride_n, op, op, op, (long long)cols, op, op));
   }
-  if (p.l > 1) {
-    const int64_t rows = o.row_major ? p.m : p.n, cols = o.row_major ? p.n : p.m;
-    const __int128 span = __int128(rows - 1) * o.ld + cols;  // 128 bits: a huge ld cannot wrap
-    if (p.out_stride_l < span)
-      throw_invalid(strfmt("out_stride_l=%lld: batches of out would overlap (one batch spans %.0f elements)",
-                           (long long)p.out_stride_l, double(span)));
+  if (l > 1) {
+    const int64_t rows = o.row_major ? m : cols, line = o.row_major ? cols : m;
+    const __int128 span = __int128(rows - 1) * o.ld + line;  // 128 bits: a huge ld cannot wrap
+    if (stride_l < span)
+      throw_invalid(strfmt("%s_stride_l=%lld: batches of %s would overlap (one batch spans %.0f elements)", op,
+                           (long long)stride_l, op, double(span)));
   }
-  o.batch_stride = p.l > 1 ? p.out_stride_l : 0;
+  o.batch_stride = l > 1 ? stride_l : 0;
   return o;
 }
 
@@ -118,12 +119,66 @@ struct ByteRange {
 // Computed in 128 bits: sizes below 2^31 times strides below 2^63 cannot wrap
 // there, and an operand reaching past the 64-bit address space is an error.
 ByteRange extent(const char* name, const void* ptr, int64_t l, int64_t stride_l, int64_t d1, int64_t stride_1,
-                 int64_t d2, int64_t stride_2) {
+                 int64_t d2, int64_t stride_2, int64_t element_bytes = kElementBytes) {
   const __int128 last = __int128(l - 1) * stride_l + __int128(d1 - 1) * stride_1 + __int128(d2 - 1) * stride_2;
-  const __int128 end = __int128(reinterpret_cast<uintptr_t>(ptr)) + (last + 1) * kElementBytes;
+  const __int128 end = __int128(reinterpret_cast<uintptr_t>(ptr)) + (last + 1) * element_bytes;
   if (end > __int128(UINTPTR_MAX))
     throw_invalid(strfmt("%s=%p: its strides reach past the end of the address space", name, ptr));
   return {reinterpret_cast<uintptr_t>(ptr), static_cast<uintptr_t>(end)};
+}
+
+// dtype, out_dtype and epilogue, and what they ask of n; fills d's types.
+void check_types_and_epilogue(const tgv_problem& p, GemmDesc& d) {
+  const char* dtype = dtype_name(p.dtype);
+  if (dtype == nullptr) throw_invalid(strfmt("dtype=%d is not a tgv_dtype", p.dtype));
+  if (p.dtype != TGV_DTYPE_BF16 && p.dtype != TGV_DTYPE_FP16)
+    throw_unsupported(strfmt("dtype=%d (%s) is not supported for x, w and bias: tgv-gemm takes bf16 or fp16 inputs "
+                             "(fp32 is an out_dtype)",
+                             p.dtype, dtype));
+  const char* out_dtype = dtype_name(p.out_dtype);
+  if (out_dtype == nullptr) throw_invalid(strfmt("out_dtype=%d is not a tgv_dtype", p.out_dtype));
+  if (p.out_dtype != TGV_DTYPE_FP32 && p.out_dtype != p.dtype)
+    throw_unsupported(strfmt("out_dtype=%d (%s) with dtype=%d (%s) is not supported: out is the input type (%s) or "
+                             "fp32",
+                             p.out_dtype, out_dtype, p.dtype, dtype, dtype));
+  d.in_type = static_cast<DType>(p.dtype);
+  d.out_type = static_cast<DType>(p.out_dtype);
+  if (p.epilogue != TGV_EPILOGUE_NONE && p.epilogue != TGV_EPILOGUE_SILU_MUL && p.epilogue != TGV_EPILOGUE_GELU_TANH_MUL)
+    throw_invalid(strfmt("epilogue=%d is not a tgv_epilogue (0 none, 1 silu_mul, 2 gelu_tanh_mul)", p.epilogue));
+  d.act = static_cast<Act>(p.epilogue);
+  if (d.act == Act::None) return;
+  const char* name = d.act == Act::SiluMul ? "silu_mul" : "gelu_tanh_mul";
+  if (p.n % 2 != 0)
+    throw_invalid(strfmt("n=%lld: epilogue=%s needs an even n (w stacks n/2 gate rows over n/2 up rows)",
+                         (long long)p.n, name));
+  if (p.residual != nullptr)
+    throw_invalid(strfmt("residual=%p with epilogue=%s: a residual is added only without a gated epilogue",
+                         p.residual, name));
+}
+
+// The residual: out's shape, dtype and orientation; out itself (same pointer,
+// same strides) or disjoint from it.
+Output check_residual(const tgv_problem& p, const GemmDesc& d, const ByteRange& out) {
+  check_pointer("residual", p.residual);
+  const int64_t cols = d.out_cols();
+  Output r = detect_output("residual", const_cast<void*>(p.residual), p.m, cols, p.l, p.residual_stride_l,
+                           p.residual_stride_m, p.residual_stride_n);
+  if (r.row_major != d.out.row_major)
+    throw_invalid(strfmt("residual strides (residual_stride_m=%lld, residual_stride_n=%lld) make it %s, but out is "
+                         "%s: residual must be laid out like out",
+                         (long long)p.residual_stride_m, (long long)p.residual_stride_n,
+                         r.row_major ? "row-major" : "column-major", d.out.row_major ? "row-major" : "column-major"));
+  const ByteRange res = extent("residual", p.residual, p.l, r.batch_stride, p.m, p.residual_stride_m, cols,
+                               p.residual_stride_n, dtype_bytes(d.out_type));
+  const bool same = r.ptr == d.out.ptr && r.ld == d.out.ld && r.batch_stride == d.out.batch_stride;
+  if (!same && res.overlaps(out))
+    throw_invalid(strfmt("residual=%p (residual_stride_l=%lld, _m=%lld, _n=%lld) partially overlaps out=%p "
+                         "(out_stride_l=%lld, _m=%lld, _n=%lld): residual must be out exactly (same pointer and "
+                         "strides) or not overlap it",
+                         p.residual, (long long)p.residual_stride_l, (long long)p.residual_stride_m,
+                         (long long)p.residual_stride_n, p.out, (long long)p.out_stride_l, (long long)p.out_stride_m,
+                         (long long)p.out_stride_n));
+  return r;
 }
 
 }  // namespace
@@ -133,16 +188,12 @@ GemmDesc validate_problem(const tgv_problem& p) {
   check_size("n", p.n);
   check_size("k", p.k);
   check_size("l", p.l);
-  const char* dtype = dtype_name(p.dtype);
-  if (dtype == nullptr) throw_invalid(strfmt("dtype=%d is not a tgv_dtype", p.dtype));
-  if (p.dtype != TGV_DTYPE_BF16)
-    throw_unsupported(strfmt("dtype=%d (%s) is not supported: tgv-gemm computes bf16 only", p.dtype, dtype));
-
   GemmDesc d;
   d.m = p.m;
   d.n = p.n;
   d.k = p.k;
   d.l = p.l;
+  check_types_and_epilogue(p, d);
   if (d.empty()) return d;
 
   if (p.k == 0 || p.k % kStrideGranule != 0)
@@ -155,16 +206,20 @@ GemmDesc validate_problem(const tgv_problem& p) {
 
   d.x = detect_input("x", 'm', p.x, p.m, p.k, p.l, p.x_stride_l, p.x_stride_m, p.x_stride_k);
   d.w = detect_input("w", 'n', p.w, p.n, p.k, p.l, p.w_stride_l, p.w_stride_n, p.w_stride_k);
-  d.out = detect_output(p);
+  const int64_t cols = d.out_cols();
+  d.out = detect_output("out", p.out, p.m, cols, p.l, p.out_stride_l, p.out_stride_m, p.out_stride_n);
   d.bias = p.bias;
 
-  const ByteRange out = extent("out", p.out, p.l, d.out.batch_stride, p.m, p.out_stride_m, p.n, p.out_stride_n);
+  const int64_t out_bytes = dtype_bytes(d.out_type);
+  const ByteRange out =
+      extent("out", p.out, p.l, d.out.batch_stride, p.m, p.out_stride_m, cols, p.out_stride_n, out_bytes);
   const ByteRange x = extent("x", p.x, p.l, d.x.batch_stride, p.m, p.x_stride_m, p.k, p.x_stride_k);
   const ByteRange w = extent("w", p.w, p.l, d.w.batch_stride, p.n, p.w_stride_n, p.k, p.w_stride_k);
   if (out.overlaps(x)) throw_invalid(strfmt("out=%p overlaps x=%p: out must not alias an input", p.out, p.x));
   if (out.overlaps(w)) throw_invalid(strfmt("out=%p overlaps w=%p: out must not alias an input", p.out, p.w));
   if (p.bias != nullptr && out.overlaps(extent("bias", p.bias, 1, 0, 1, 0, p.n, 1)))
     throw_invalid(strfmt("out=%p overlaps bias=%p: out must not alias an input", p.out, p.bias));
+  if (p.residual != nullptr) d.residual = check_residual(p, d, out);
   return d;
 }
 

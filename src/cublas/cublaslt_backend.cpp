@@ -80,14 +80,15 @@ uint32_t alignment_of(const void* p) {
 struct Key {
   int device;
   int64_t m, n, k, l;
-  uint8_t x_major, w_major, out_row_major, has_bias;
-  int64_t x_ld, w_ld, out_ld, x_batch, w_batch, out_batch;
-  uint32_t align_x, align_w, align_out;
+  uint8_t x_major, w_major, out_row_major, has_bias, in_type, out_type, has_residual;
+  int64_t x_ld, w_ld, out_ld, x_batch, w_batch, out_batch, res_ld, res_batch;
+  uint32_t align_x, align_w, align_out, align_res;
   size_t workspace;
 
   auto tie() const {
-    return std::tie(device, m, n, k, l, x_major, w_major, out_row_major, has_bias, x_ld, w_ld, out_ld, x_batch,
-                    w_batch, out_batch, align_x, align_w, align_out, workspace);
+    return std::tie(device, m, n, k, l, x_major, w_major, out_row_major, has_bias, in_type, out_type, has_residual, x_ld,
+                    w_ld, out_ld, x_batch, w_batch, out_batch, res_ld, res_batch, align_x, align_w, align_out, align_res,
+                    workspace);
   }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
@@ -109,13 +110,16 @@ struct LtPlan {
   std::mutex mutex;
   Owned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op;
   Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a, b, d;
+  Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> c;  // the residual's, when there is one
   cublasLtMatmulAlgo_t algo{};
   bool bias_in_epilogue = false;  // else prefilled through C with beta = 1
 };
 
-void make_layout(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& out, uint64_t rows, uint64_t cols,
-                 int64_t ld, int64_t l, int64_t batch_stride) {
-  TGV_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out.value, CUDA_R_16BF, rows, cols, ld));
+cudaDataType_t cuda_type(DType t) { return t == DType::FP32 ? CUDA_R_32F : t == DType::FP16 ? CUDA_R_16F : CUDA_R_16BF; }
+
+void make_layout(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& out, cudaDataType_t type, uint64_t rows,
+                 uint64_t cols, int64_t ld, int64_t l, int64_t batch_stride) {
+  TGV_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out.value, type, rows, cols, ld));
   if (l > 1) {
     const int32_t count = static_cast<int32_t>(l);
     TGV_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(out.value, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
@@ -127,14 +131,14 @@ void make_layout(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& out
 
 // A rows x K operand, as cuBLASLt's column-major op(A) of shape (want_rows x K)
 // when `as_rows`, else op(B) of shape (K x want_cols): returns the transpose flag.
-cublasOperation_t describe(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& layout, const Operand& o,
-                           int64_t rows, int64_t k, int64_t l, bool as_left) {
+cublasOperation_t describe(Owned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>& layout, cudaDataType_t type,
+                           const Operand& o, int64_t rows, int64_t k, int64_t l, bool as_left) {
   // K-major rows x K is column-major K x rows; MN-major is column-major rows x K.
   if (o.major == Major::K) {
-    make_layout(layout, k, rows, o.ld, l, o.batch_stride);
+    make_layout(layout, type, k, rows, o.ld, l, o.batch_stride);
     return as_left ? CUBLAS_OP_T : CUBLAS_OP_N;
   }
-  make_layout(layout, rows, k, o.ld, l, o.batch_stride);
+  make_layout(layout, type, rows, k, o.ld, l, o.batch_stride);
   return as_left ? CUBLAS_OP_N : CUBLAS_OP_T;
 }
 
@@ -146,9 +150,14 @@ std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const 
   const Operand& left = row ? g.w : g.x;
   const Operand& right = row ? g.x : g.w;
   const int64_t rows = row ? g.n : g.m, cols = row ? g.m : g.n;
-  const cublasOperation_t ta = describe(p->a, left, rows, g.k, g.l, true);
-  const cublasOperation_t tb = describe(p->b, right, cols, g.k, g.l, false);
-  make_layout(p->d, rows, cols, g.out.ld, g.l, g.out.batch_stride);
+  // A, B of the input type; D (and C) of out's: fp32 out is a D type, fp16 inputs an A/B type.
+  const cudaDataType_t in_type = cuda_type(g.in_type);
+  const cublasOperation_t ta = describe(p->a, in_type, left, rows, g.k, g.l, true);
+  const cublasOperation_t tb = describe(p->b, in_type, right, cols, g.k, g.l, false);
+  make_layout(p->d, cuda_type(g.out_type), rows, cols, g.out.ld, g.l, g.out.batch_stride);
+  // A residual is C with beta = 1 (laid out like out, its own strides; C = D in place).
+  if (key.has_residual) make_layout(p->c, cuda_type(g.out_type), rows, cols, g.residual.ld, g.l, g.residual.batch_stride);
+  cublasLtMatrixLayout_t c_layout = key.has_residual ? p->c.value : p->d.value;
 
   TGV_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op.value, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
@@ -157,7 +166,7 @@ std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const 
   p->bias_in_epilogue = key.has_bias && row;
   if (p->bias_in_epilogue) {
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    const cudaDataType_t bias_type = CUDA_R_16BF;
+    const cudaDataType_t bias_type = in_type;
     const int64_t bias_batch_stride = 0;  // one bias for every batch
     TGV_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(p->op.value, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
@@ -177,8 +186,9 @@ std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const 
                                                         &align_a, sizeof(align_a)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                                                         &align_b, sizeof(align_b)));
+  const uint32_t align_c = key.has_residual ? key.align_res : key.align_out;
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                        &key.align_out, sizeof(key.align_out)));
+                                                        &align_c, sizeof(align_c)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                         &key.align_out, sizeof(key.align_out)));
   // Split-K partial sums are added in fp32 or in place, never in the bf16 output
@@ -190,7 +200,7 @@ std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const 
                                                         &reductions, sizeof(reductions)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  TGV_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, p->op.value, p->a.value, p->b.value, p->d.value,
+  TGV_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, p->op.value, p->a.value, p->b.value, c_layout,
                                                   p->d.value, pref.value, 1, &result, &found));
   if (found == 0)
     throw Error(TGV_ERROR_CUBLAS, strfmt("cuBLASLt has no algorithm for m=%lld n=%lld k=%lld l=%lld",
@@ -229,6 +239,9 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
   key.m = g.m, key.n = g.n, key.k = g.k, key.l = g.l;
   key.x_major = uint8_t(g.x.major), key.w_major = uint8_t(g.w.major);
   key.out_row_major = g.out.row_major, key.has_bias = g.bias != nullptr;
+  key.in_type = uint8_t(g.in_type), key.out_type = uint8_t(g.out_type);
+  key.has_residual = g.has_residual();
+  key.res_ld = g.residual.ld, key.res_batch = g.residual.batch_stride, key.align_res = alignment_of(g.residual.ptr);
   key.x_ld = g.x.ld, key.w_ld = g.w.ld, key.out_ld = g.out.ld;
   key.x_batch = g.x.batch_stride, key.w_batch = g.w.batch_stride, key.out_batch = g.out.batch_stride;
   key.align_x = alignment_of(g.x.ptr), key.align_w = alignment_of(g.w.ptr), key.align_out = alignment_of(g.out.ptr);
@@ -238,6 +251,14 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
   const bool row = g.out.row_major;
   const float alpha = 1.0f;
   float beta = 0.0f;
+  const void* c = g.out.ptr;
+  if (g.has_residual()) {
+    // The bias prefill below would overwrite a residual that is out itself.
+    if (g.bias != nullptr && !p.bias_in_epilogue)
+      throw Error(TGV_ERROR_INTERNAL, "cuBLASLt: a residual with a prefilled bias (column-major out)");
+    c = g.residual.ptr;
+    beta = 1.0f;
+  }
   if (g.bias != nullptr && !p.bias_in_epilogue) {
     launch_bias_fill_col_major(g, stream);
     beta = 1.0f;
@@ -247,8 +268,10 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
     TGV_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op.value, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias,
                                                     sizeof(g.bias)));
   TGV_CUBLAS_CHECK(cublasLtMatmul(handle, p.op.value, &alpha, row ? g.w.ptr : g.x.ptr, p.a.value,
-                                  row ? g.x.ptr : g.w.ptr, p.b.value, &beta, g.out.ptr, p.d.value, g.out.ptr,
-                                  p.d.value, &p.algo, ws.ptr, ws.bytes, stream));
+                                  row ? g.x.ptr : g.w.ptr, p.b.value, &beta, c,
+                                  // in place (the residual is out): C's descriptor is D's, as cuBLASLt asks
+                                  g.has_residual() && c != g.out.ptr ? p.c.value : p.d.value, g.out.ptr, p.d.value,
+                                  &p.algo, ws.ptr, ws.bytes, stream));
 }
 
 }  // namespace tgv::detail

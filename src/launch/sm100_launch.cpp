@@ -23,6 +23,8 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   static_assert(kChunkK == kSm90ChunkK, "tensor_map boxes are 64-column chunks, 128-byte swizzled when K-major");
   const Tactic& t = tactic(plan.tactic);
   if (t.arch != 100) throw Error(TGV_ERROR_INTERNAL, strfmt("tactic %d is not an sm_100 tactic", plan.tactic));
+  if (!g.plain())
+    throw Error(TGV_ERROR_INTERNAL, "an epilogue, fp16 input or non-bf16 output reached the sm_100 kernel");
   // The planner refuses these first; the launcher checks again, since a kernel
   // launched on an unsupported layout would silently compute garbage.
   if (g.x.major != Major::K || g.w.major != Major::K)

@@ -19,12 +19,16 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   Sm90Launch l{};
   TGV_CUDA_CHECK(cudaGetDevice(&l.device));
   bind_primary_context(l.device);
-  const int w_fold = fold_chunks(g.w, g.k, t.cta_k), x_fold = fold_chunks(g.x, g.k, t.cta_k);
-  l.tmap_w = make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold);
-  l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n, x_fold);
+  const bool gated = g.act != Act::None;
+  // The gated map is 5-D already: no room for the folded chunk dimension.
+  const int w_fold = gated ? 0 : fold_chunks(g.w, g.k, t.cta_k), x_fold = fold_chunks(g.x, g.k, t.cta_k);
+  l.tmap_w = gated ? make_gated_map(g.w, g.n, g.k, g.l, t.cta_m, g.in_type)
+                   : make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold, g.in_type);
+  l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n, x_fold, g.in_type);
   l.cta_k = t.cta_k;
   l.w_mn_major = g.w.major == Major::MN;
   l.x_mn_major = g.x.major == Major::MN;
+  l.fp16 = g.in_type == DType::FP16;
   l.pdl = plan.pdl;
   l.stream = stream;
 
@@ -46,8 +50,16 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.out_ld = g.out.ld;
   p.out_batch_stride = g.out.batch_stride;
   p.out_vectorized = (g.out.ld % 8 == 0 && g.out.batch_stride % 8 == 0) ? 1 : 0;
+  p.out_type = static_cast<int32_t>(g.out_type);
+  p.act = static_cast<int32_t>(g.act);
+  p.out_cols = static_cast<int32_t>(g.out_cols());
+  p.residual = g.residual.ptr;
+  p.res_ld = g.residual.ld;
+  p.res_batch_stride = g.residual.batch_stride;
+  p.res_vectorized = (g.residual.ld % 8 == 0 && g.residual.batch_stride % 8 == 0) ? 1 : 0;
   l.smem_bytes = static_cast<int>(smem_bytes_for(t, plan.stages));
-  // The split_k CTAs of a tile are adjacent in x: one cluster.
+  // The split_k CTAs of a tile are adjacent in x: one cluster. A gated tile's
+  // cta_m rows are cta_m / 2 output columns, so as many tiles as ungated.
   l.grid = dim3(static_cast<unsigned>((g.n + t.cta_m - 1) / t.cta_m * plan.split_k),
                 static_cast<unsigned>((g.m + t.cta_n - 1) / t.cta_n), static_cast<unsigned>(g.l));
 

@@ -27,6 +27,17 @@ void launch_sm90_instance(const Sm90Launch& l) {
   const int ring_bytes = l.smem_bytes - int(kSmemReserveBytes);
   if (T::kEpilogueBytes > ring_bytes || (l.params.split_k > 1 && T::kPartialBytes > ring_bytes))
     throw Error(TGV_ERROR_INTERNAL, "the SM90 epilogue or split-K partials do not fit the pipeline ring");
+  // A residual or an fp32 out stages an fp32 tile (token tiles wider than the
+  // direct-store ones): the deepest ring holds it, an explicit shallow one may not.
+  const kernels::sm90::Params& p = l.params;
+  const int tile32 = (p.act != kernels::kActNone ? T::kCtaM / 2 : T::kCtaM) * T::kCtaN * 4;
+  if (T::kCtaN > kernels::sm90::kDirectStoreMaxTokens && (p.residual != nullptr || p.out_type == kernels::kOutFp32) &&
+      tile32 > ring_bytes)
+    throw Error(TGV_ERROR_NOT_SUPPORTED,
+                strfmt("stages=%d: the %dx%dx%d tile's ring of %d bytes cannot hold the %d-byte fp32 tile that a "
+                       "residual or an fp32 out is staged in; use stages=0 (the deepest ring) or at least %d",
+                       p.stages, T::kCtaM, T::kCtaN, T::kCtaK, ring_bytes, tile32,
+                       (tile32 + (T::kCtaM + T::kCtaN) * T::kCtaK * 2 - 1) / ((T::kCtaM + T::kCtaN) * T::kCtaK * 2)));
   // Clusters above 8 CTAs are a non-portable size that Hopper supports up to 16.
   if (l.params.split_k > 8)
     set_attribute_once(nonportable, l.device, kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
@@ -39,6 +50,12 @@ template <int kCtaM, int kCtaN, int kCtaK>
 void launch_sm90_majors(const Sm90Launch& l) {
   using cute::GMMA::Major;
   using kernels::sm90::Traits;
+  if (l.fp16) {
+    // fp16 is one more instance per tile and cta_k, K-major operands only: the
+    // planner sends every other fp16 layout to cuBLASLt.
+    if (l.w_mn_major || l.x_mn_major) throw Error(TGV_ERROR_INTERNAL, "fp16 inputs reached the SM90 kernel MN-major");
+    return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::K, cute::half_t>>(l);
+  }
   if (!l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::K>>(l);
   if (!l.w_mn_major && l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::K, Major::MN>>(l);
   if (l.w_mn_major && !l.x_mn_major) return launch_sm90_instance<Traits<kCtaM, kCtaN, kCtaK, Major::MN, Major::K>>(l);

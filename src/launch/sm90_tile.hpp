@@ -16,6 +16,7 @@ struct Sm90Launch {
   dim3 grid;
   int cta_k;
   bool w_mn_major, x_mn_major;
+  bool fp16;  // fp16 inputs: instances for K-major x and w only (plan/epilogue_rules.cpp)
   bool pdl;
   int smem_bytes;
   int device;

@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
 #include "plan/cost_model.hpp"
+#include "plan/epilogue_rules.hpp"
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
@@ -191,7 +192,8 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   const bool blackwell = dev.sm() == 100 || dev.sm() == 103;
   // A family the gate disabled, and Blackwell until its self-check passed, are
   // refused here: auto falls back to cuBLASLt, backend=tgv gets the reason.
-  const std::string reason = tgv_unsupported_reason(g, dev, o.tactic, gate);
+  std::string reason = tgv_unsupported_reason(g, dev, o.tactic, gate);
+  if (reason.empty()) reason = epilogue_unsupported_reason(g, dev);  // dtypes, residual, gating
   if (!reason.empty()) {
     if (tgv_required) throw_unsupported(reason);
     return p;  // auto: cuBLASLt serves what our kernels cannot

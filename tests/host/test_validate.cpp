@@ -65,15 +65,16 @@ INSTANTIATE_TEST_SUITE_P(MNL, ValidateEmpty, ::testing::Values(0, 1, 2),
 
 // ---- dtype ---------------------------------------------------------------
 
-TEST(ValidateDtype, Fp16NotSupported) {
+// fp16 inputs, fp32 and fp16 outputs: tests/host/test_epilogue.cpp.
+TEST(ValidateDtype, Fp16InputWithTheDefaultBf16OutNotSupported) {
   auto p = make_problem(16, 64, 64);
   p.dtype = TGV_DTYPE_FP16;
   EXPECT_TRUE(validate_fails(p, TGV_ERROR_NOT_SUPPORTED, {"dtype=1", "fp16"}));
 }
-TEST(ValidateDtype, Fp32NotSupported) {
+TEST(ValidateDtype, Fp32InputNotSupported) {
   auto p = make_problem(16, 64, 64);
   p.dtype = TGV_DTYPE_FP32;
-  EXPECT_TRUE(validate_fails(p, TGV_ERROR_NOT_SUPPORTED, {"dtype=2", "fp32"}));
+  EXPECT_TRUE(validate_fails(p, TGV_ERROR_NOT_SUPPORTED, {"dtype=2", "fp32", "out_dtype"}));
 }
 TEST(ValidateDtype, Fp8NotSupported) {
   auto p = make_problem(16, 64, 64);

@@ -1,7 +1,8 @@
 """Every error: raised before any launch, of the documented type, naming the argument.
 
 CPU tensors, tensors on different devices, mismatched shapes, K % 8 != 0, bad
-layouts -> ValueError; a dtype other than bf16 -> TypeError; library statuses:
+layouts -> ValueError; a dtype other than bf16/fp16 (mixed, or an out_dtype
+other than the input type or fp32) -> TypeError; library statuses:
 INVALID_ARGUMENT -> ValueError, NOT_SUPPORTED -> NotImplementedError (a
 RuntimeError), others -> RuntimeError, each with tgv_last_error() in the message.
 """
@@ -88,17 +89,22 @@ def test_tensors_on_a_non_current_gpu():
 
 
 @pytest.mark.parametrize("call", linear_entry_points())
-@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
-def test_wrong_dtype(call, dtype, xwb):
+def test_wrong_dtype(call, xwb):
     x, w, b = xwb
-    _expect(TypeError, r"x\.dtype must be torch\.bfloat16", call, x.to(dtype), w)
-    _expect(TypeError, r"weight\.dtype must be torch\.bfloat16", call, x, w.to(dtype))
-    _expect(TypeError, r"bias\.dtype must be torch\.bfloat16", call, x, w, b.to(dtype))
+    _expect(TypeError, r"x\.dtype must be torch\.bfloat16 or torch\.float16", call, x.float(), w)
+    _expect(TypeError, r"weight\.dtype must be torch\.bfloat16", call, x, w.half())
+    _expect(TypeError, r"weight\.dtype must be torch\.float16", call, x.half(), w)
+    _expect(TypeError, r"bias\.dtype must be torch\.bfloat16", call, x, w, b.half())
+    _expect(TypeError, r"bias\.dtype must be torch\.float16", call, x.half(), w.half(), b)
 
 
 def test_wrong_dtype_out_and_bmm(xwb):
     x, w, b = xwb
-    _expect(TypeError, r"out\.dtype", tgv_gemm.linear, x, w, out=torch.empty(M, N, device="cuda"))
+    # out's dtype is the output type: bf16 inputs give bf16 or fp32, not fp16.
+    out16 = torch.empty(M, N, device="cuda", dtype=torch.float16)
+    _expect(TypeError, r"out_dtype=torch\.float16", tgv_gemm.linear, x, w, out=out16)
+    _expect(TypeError, r"out\.dtype must be torch\.float32", tgv_gemm.linear, x, w, out=out16,
+            out_dtype=torch.float32)
     _expect(TypeError, r"b\.dtype", tgv_gemm.bmm, rand(1, M, K), rand(1, K, N, dtype=torch.float16))
 
 

@@ -24,10 +24,17 @@ struct Params {
   // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
   // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.
   int32_t w_folded, x_folded;
-  L2Policy w_policy, x_policy;  // of the TMA loads  // CTAs of a cluster that share one output tile, each over a slice of K
+  L2Policy w_policy, x_policy;  // of the TMA loads
   int32_t out_row_major;
   int32_t out_vectorized;  // 16-byte stores are aligned for every row and batch
   int64_t out_ld, out_batch_stride;
+  // The epilogue, read after the main loop only (epilogue_math.cuh values).
+  int32_t out_type;  // kOutBf16 / kOutFp16 / kOutFp32
+  int32_t act;       // kActNone, or a gated epilogue: W is the [8-row group][gate | up] map
+  int32_t out_cols;  // columns of out: n, or n / 2 when gated
+  const void* residual;  // nullptr: none; laid out like out
+  int32_t res_vectorized;
+  int64_t res_ld, res_batch_stride;
 #ifdef TGV_TRACE
   uint64_t* trace;  // experiment builds: kTraceSlots words per CTA (trace.cuh)
 #endif

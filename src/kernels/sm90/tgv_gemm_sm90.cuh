@@ -1,4 +1,6 @@
-// The SM90 TGV kernel: out[l] = x[l] . W[l]^T (+ bias), bf16 in, fp32 accumulate.
+// The SM90 TGV kernel: out[l] = x[l] . W[l]^T (+ bias), bf16 or fp16 in, fp32
+// accumulate, and an epilogue (Params): a residual added, a gated activation
+// over [gate; up] weight rows, out in bf16, fp16 or fp32, one rounding at the end.
 //
 // Swap AB: the CTA computes the transposed tile out^T = W . x^T, so weight rows
 // (thousands) fill wgmma's M (64 per consumer warpgroup) and the few tokens fill
@@ -32,8 +34,10 @@
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
 #include <cutlass/arch/reg_reconfig.h>
+#include <type_traits>
 #include <utility>
 
+#include "kernels/common/epilogue_math.cuh"
 #include "kernels/common/pdl.cuh"
 #include "kernels/sm90/sm90_params.hpp"
 #ifdef TGV_TRACE
@@ -68,8 +72,11 @@ constexpr auto chunk_layout() {
   }
 }
 
-template <int kCtaM_, int kCtaN_, int kCtaK_, GMMA::Major kMajorW_, GMMA::Major kMajorX_>
+// Elem_: the input type, bfloat16_t or half_t (the wgmma instruction's A/B type).
+template <int kCtaM_, int kCtaN_, int kCtaK_, GMMA::Major kMajorW_, GMMA::Major kMajorX_, class Elem_ = bf16>
 struct Traits {
+  using Elem = Elem_;
+  static constexpr bool kFp16 = std::is_same_v<Elem, cute::half_t>;
   static constexpr int kCtaM = kCtaM_, kCtaN = kCtaN_, kCtaK = kCtaK_;
   static constexpr int kChunks = kCtaK / kChunkK;
   static constexpr GMMA::Major kMajorW = kMajorW_, kMajorX = kMajorX_;
@@ -88,7 +95,7 @@ struct Traits {
 
   using LayoutW = decltype(chunk_layout<kCtaM, kMajorW>());  // (kCtaM, kChunkK)
   using LayoutX = decltype(chunk_layout<kCtaN, kMajorX>());  // (kCtaN, kChunkK)
-  using Mma = decltype(SM90::GMMA::ss_op_selector<bf16, bf16, float, Shape<_64, Int<kCtaN>, _16>, kMajorW, kMajorX>());
+  using Mma = decltype(SM90::GMMA::ss_op_selector<Elem, Elem, float, Shape<_64, Int<kCtaN>, _16>, kMajorW, kMajorX>());
   static_assert(sizeof(typename Mma::CRegisters) / sizeof(float) == kAccRegs, "one wgmma covers the token tile");
 
   // The epilogue stages the bf16 tile in the ring, rows padded by 16 bytes so
@@ -115,6 +122,142 @@ inline constexpr int kDirectStoreMaxTokens = 16;
 template <class Mma, size_t... I>
 __device__ __forceinline__ void wgmma(uint64_t desc_w, uint64_t desc_x, float* acc, std::index_sequence<I...>) {
   Mma::fma(desc_w, desc_x, acc[I]..., GMMA::ScaleOut::One);
+}
+
+// The epilogue's stores. kPlain (a std::bool_constant): bf16 out of acc + bias,
+// as before the epilogues; else acc already holds out's values (gated: only
+// i % 4 < 2), and the residual, out's type and the gating are Params fields.
+// o0: the tile's first output column; orow: the thread's column when gated.
+template <class T, class Plain>
+__device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, float (&acc)[T::kAccRegs],
+                                         float bias_lo, float bias_hi, int o0, int m0, int batch, int row_lo,
+                                         int orow, int lane, int cthread) {
+  constexpr bool kPlain = Plain::value;
+  constexpr int kConsumerThreads = 128 * T::kConsumers;
+  const bool gate_pairs = !kPlain && p.act != kActNone;
+  const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
+  // Where acc[i] goes in the tile: output column (gated: the thread's one) and
+  // token; gated, only i % 4 < 2 carry a value.
+  auto carries = [&](int i) { return !gate_pairs || (i % 4) < 2; };
+  auto tile_row = [&](int i) { return gate_pairs ? orow : row_lo + 8 * ((i % 4) / 2); };
+  auto tile_token = [&](int i) { return (i / 4) * 8 + (lane % 4) * 2 + (i % 2); };
+  auto value = [&](int i) { return kPlain ? acc[i] + ((i % 4) / 2 ? bias_hi : bias_lo) : acc[i]; };
+  const int esize = kPlain || p.out_type != kOutFp32 ? 2 : 4;
+  auto* out = static_cast<char*>(p.out) + batch * p.out_batch_stride * esize;
+  const char* res = nullptr;
+  if constexpr (!kPlain)
+    if (p.residual != nullptr) res = static_cast<const char*>(p.residual) + batch * p.res_batch_stride * esize;
+  const bool row_major = p.out_row_major != 0;
+
+  if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
+    // A few tokens: each thread stores its own values. Staging them in shared
+    // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
+    // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
+#pragma unroll
+    for (int i = 0; i < T::kAccRegs; ++i) {
+      const int col = o0 + tile_row(i), token = m0 + tile_token(i);
+      if (!carries(i) || col >= p.out_cols || token >= p.m) continue;
+      const int64_t at = row_major ? int64_t(token) * p.out_ld + col : int64_t(col) * p.out_ld + token;
+      if constexpr (kPlain) {
+        reinterpret_cast<__nv_bfloat16*>(out)[at] = __float2bfloat16_rn(value(i));
+      } else {
+        float v = value(i);
+        if (res != nullptr)
+          v += load_out(res, row_major ? int64_t(token) * p.res_ld + col : int64_t(col) * p.res_ld + token,
+                        p.out_type);
+        store_out(out, at, v, p.out_type);
+      }
+    }
+  } else {
+    // Staged: the tile in out's orientation, then 8-element runs along out's
+    // contiguous dimension (16-byte stores where aligned). A residual or an
+    // fp32 out is staged as fp32 (out_rows x kCtaN words, within the split-K
+    // partials' bytes, which the deepest ring holds; the launcher refuses a
+    // ring made shallower than that by an explicit stage count).
+    const int valid_rows = min(out_rows, p.out_cols - o0), valid_tokens = min(T::kCtaN, p.m - m0);
+    const int lines = row_major ? T::kCtaN : out_rows;   // tokens, or output columns
+    const int run_len = row_major ? out_rows : T::kCtaN;  // along the contiguous dimension
+    const int valid_lines = row_major ? valid_tokens : valid_rows;
+    const int valid_len = row_major ? valid_rows : valid_tokens;
+    const int64_t line0 = row_major ? m0 : o0, col0 = row_major ? o0 : m0;
+    const int runs_per_line = run_len / 8;
+
+    if (kPlain || (p.residual == nullptr && p.out_type != kOutFp32)) {
+      // 16-bit, rows padded by 16 bytes so that a warp's column writes spread over banks.
+      auto* tile = reinterpret_cast<uint16_t*>(smem);
+      const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const int row = tile_row(i), token = tile_token(i);
+        const uint16_t bits =
+            kPlain ? __bfloat16_as_ushort(__float2bfloat16_rn(value(i))) : to_bits16(value(i), p.out_type);
+        if (carries(i)) tile[row_major ? token * pitch + row : row * pitch + token] = bits;
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      auto* out16 = reinterpret_cast<uint16_t*>(out);
+      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
+        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+        if (line >= valid_lines || col >= valid_len) continue;
+        uint16_t* dst = out16 + (line0 + line) * p.out_ld + col0 + col;
+        const uint16_t* src = tile + line * pitch + col;
+        if (p.out_vectorized && col + 8 <= valid_len) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+          for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
+        }
+      }
+    } else if constexpr (!kPlain) {
+      // fp32, unpadded, runs of 8 words XOR-swizzled by line so that a warp's
+      // register writes spread over the banks (lines are multiples of 32 words):
+      // conflict-free row-major, 2-way column-major. A run stays 8 aligned words.
+      auto* tile = reinterpret_cast<float*>(smem);
+      auto swizzle = [&](int line) { return row_major ? ((line >> 1) & 3) << 3 : (line & 3) << 3; };
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const int line = row_major ? tile_token(i) : tile_row(i), col = row_major ? tile_row(i) : tile_token(i);
+        if (carries(i)) tile[line * run_len + (col ^ swizzle(line))] = acc[i];
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
+        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+        if (line >= valid_lines || col >= valid_len) continue;
+        const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
+        const float4 a = src[0], b = src[1];
+        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        const int64_t at = (line0 + line) * p.out_ld + col0 + col;
+        const bool full_run = col + 8 <= valid_len;
+        if (res != nullptr) {
+          const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
+          if (p.res_vectorized && full_run && p.out_type != kOutFp32) {
+            const uint4 raw = *reinterpret_cast<const uint4*>(res + rat * 2);
+            const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) v[e] += from_bits16(h[e], p.out_type);
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)  // unrolled with a guard: v stays in registers
+              if (col + e < valid_len) v[e] += load_out(res, rat + e, p.out_type);
+          }
+        }
+        if (p.out_vectorized && full_run) {
+          if (p.out_type == kOutFp32) {
+            float4* dst = reinterpret_cast<float4*>(out + at * 4);
+            dst[0] = make_float4(v[0], v[1], v[2], v[3]);
+            dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+          } else {
+            alignas(16) uint16_t h[8];
+#pragma unroll
+            for (int e = 0; e < 8; ++e) h[e] = to_bits16(v[e], p.out_type);
+            *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (col + e < valid_len) store_out(out, at + e, v[e], p.out_type);
+        }
+      }
+    }
+  }
 }
 
 template <class T>
@@ -168,7 +311,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           const int k = kb * T::kCtaK + c * kChunkK;
           uint8_t* chunk = dst + c * T::kChunkBytesW;
           if constexpr (T::kMajorW == GMMA::Major::K) {
-            if (p.w_folded) {
+            if (p.act != kActNone) {
+              // Gated: groups of 8 gate rows and their 8 up rows alternate in
+              // the tile (the 5-D map of sm90_launch.cpp), so each thread's
+              // accumulator pair (rows r, r + 8) is one gate and its up.
+              SM90_TMA_LOAD_5D::copy(&tmap_w, full + s, w_hint, chunk, k, 0, 0, n0 / 16, batch);
+            } else if (p.w_folded) {
               // One box carries every chunk of the stage: fewer, larger copies
               // stream faster per SM than one 8 KB copy per chunk.
               if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_w, full + s, w_hint, chunk, 0, n0, kb * T::kChunks, batch);
@@ -232,6 +380,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // wgmma's accumulator fragment: thread t holds rows (t/32)*16 + (t%32)/4 + {0, 8}
   // of its warpgroup's 64, and token pairs (t%4)*2 + {0, 1} of every 8.
   const int row_lo = consumer * 64 + (wthread / 32) * 16 + lane / 4;
+  // Gated, rows 16g..16g+7 of the tile are gate rows and 16g+8..16g+15 their
+  // up rows: the thread's two rows are one output column, orow of the tile.
+  const bool gate_pairs = p.act != kActNone;
+  const int o0 = gate_pairs ? n0 / 2 : n0;  // the tile's first output column
+  const int orow = row_lo - 8 * (row_lo / 16);
+  // The W rows behind the thread's lo and hi accumulators, for the bias.
+  const int w_lo = gate_pairs ? o0 + orow : n0 + row_lo;
+  const int w_hi = gate_pairs ? p.out_cols + o0 + orow : n0 + row_lo + 8;
+  const bool lo_valid = gate_pairs ? o0 + orow < p.out_cols : w_lo < p.n;
+  const bool hi_valid = gate_pairs ? lo_valid : w_hi < p.n;
   float bias_lo = 0.0f, bias_hi = 0.0f;
 
   // Descriptors of each k16 step of stage 0's first chunk. Every other stage and
@@ -263,9 +421,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         asm volatile("" ::: "memory");
         // Issued once x has landed (so after the previous kernel completed, in
         // case it wrote the bias); its latency hides behind the main loop.
-        const auto* bias = static_cast<const __nv_bfloat16*>(p.bias);
-        if (n0 + row_lo < p.n) bias_lo = __bfloat162float(bias[n0 + row_lo]);
-        if (n0 + row_lo + 8 < p.n) bias_hi = __bfloat162float(bias[n0 + row_lo + 8]);
+        if (lo_valid) bias_lo = load_input(p.bias, w_lo, T::kFp16);
+        if (hi_valid) bias_hi = load_input(p.bias, w_hi, T::kFp16);
       }
   #pragma unroll
       for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
@@ -322,65 +479,27 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   }
 
-  // ---- epilogue: + bias in fp32, bf16, stored directly or staged in the ring --
-  if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
-    // A few tokens: each thread stores its own values. Staging them in shared
-    // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
-    // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
-    auto* dst = static_cast<__nv_bfloat16*>(p.out) + batch * p.out_batch_stride;
+  // ---- epilogue: fp32 until the one rounding, stored directly or staged in the ring
+  // A plain call (bf16 out, no residual, no gating) runs the code it ran before
+  // the epilogues existed, separately instantiated: it executes (and fetches)
+  // none of theirs. Everything else first turns acc into out's values before the
+  // residual: + bias, then the gated activation (acc[i] for i % 4 < 2 only).
+  const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
+  if (plain) {
+    epilogue<T>(std::true_type{}, p, smem, acc, bias_lo, bias_hi, n0, m0, batch, row_lo, orow, lane, cthread);
+  } else {
 #pragma unroll
     for (int i = 0; i < T::kAccRegs; ++i) {
-      const int hi = (i % 4) / 2;
-      const int row = n0 + row_lo + 8 * hi;
-      const int token = m0 + (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
-      if (row < p.n && token < p.m)
-        dst[p.out_row_major ? int64_t(token) * p.out_ld + row : int64_t(row) * p.out_ld + token] =
-            __float2bfloat16_rn(acc[i] + (hi ? bias_hi : bias_lo));
+      const bool hi = (i % 4) / 2;
+      if (!gate_pairs)
+        acc[i] += hi ? bias_hi : bias_lo;
+      else if (!hi)
+        acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
     }
-#ifdef TGV_TRACE
-    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-    if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
-#endif
-    return;
-  }
-  auto* tile = reinterpret_cast<__nv_bfloat16*>(smem);
-  const bool row_major = p.out_row_major != 0;
-#pragma unroll
-  for (int i = 0; i < T::kAccRegs; ++i) {
-    const int hi = (i % 4) / 2;
-    const int row = row_lo + 8 * hi;
-    const int token = (i / 4) * 8 + (lane % 4) * 2 + (i % 2);
-    const __nv_bfloat16 v = __float2bfloat16_rn(acc[i] + (hi ? bias_hi : bias_lo));
-    if (row_major)
-      tile[token * T::kStagePitchRowMajor + row] = v;
-    else
-      tile[row * T::kStagePitchColMajor + token] = v;
-  }
-  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-
-  // Write out in 8-element (16-byte) runs along out's contiguous dimension.
-  const int valid_rows = min(T::kCtaM, p.n - n0), valid_tokens = min(T::kCtaN, p.m - m0);
-  auto* out = static_cast<__nv_bfloat16*>(p.out) + batch * p.out_batch_stride;
-  const int lines = row_major ? T::kCtaN : T::kCtaM;     // tokens, or weight rows
-  const int run_len = row_major ? T::kCtaM : T::kCtaN;   // along the contiguous dimension
-  const int valid_lines = row_major ? valid_tokens : valid_rows;
-  const int valid_len = row_major ? valid_rows : valid_tokens;
-  const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
-  const int64_t line0 = row_major ? m0 : n0, col0 = row_major ? n0 : m0;
-  const int runs_per_line = run_len / 8;
-  for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
-    const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
-    if (line >= valid_lines || col >= valid_len) continue;
-    __nv_bfloat16* dst = out + (line0 + line) * p.out_ld + col0 + col;
-    const __nv_bfloat16* src = tile + line * pitch + col;
-    if (p.out_vectorized && col + 8 <= valid_len) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    } else {
-      for (int e = 0; e < 8 && col + e < valid_len; ++e) dst[e] = src[e];
-    }
+    epilogue<T>(std::false_type{}, p, smem, acc, 0.0f, 0.0f, o0, m0, batch, row_lo, orow, lane, cthread);
   }
 #ifdef TGV_TRACE
-  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+  cutlass::arch::NamedBarrier::sync(128 * T::kConsumers, 0);
   if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
 #endif
 }
