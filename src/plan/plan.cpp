@@ -17,6 +17,9 @@ constexpr int64_t kMaxGridYZ = 65535;                  // grid.y carries token t
 // Untuned, the cost model (src/plan/cost_model.*) was fitted to measurements
 // up to 128 tokens; past that cuBLASLt's compute-oriented tiles serve auto.
 constexpr int64_t kMaxModelTokens = 128;
+// The sm_100 family has never run (no Blackwell GPU was available): untuned,
+// auto keeps it to the decode range the SM90 kernel first measured ahead in.
+constexpr int64_t kMaxSm100AutoTokens = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -208,6 +211,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   }
   if (tuned != nullptr && !usable(*tuned, g, dev)) tuned = nullptr;
   if (blackwell) {
+    if (tuned == nullptr && !tgv_required && g.m > kMaxSm100AutoTokens) return p;
     p.backend = TGV_BACKEND_TGV;
     if (o.split_k > 1)
       throw_unsupported(strfmt("split_k=%d: the sm_100 tgv kernel has no split-K; use split_k=0 or 1", o.split_k));
