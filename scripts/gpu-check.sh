@@ -9,6 +9,11 @@
 #   TUNE=0|1 [0]  tgv-bench --tune over the default shapes into $OUT/tuning.json, which
 #                 the bench step then loads (TGV_TUNING_FILE): the table shows tuned choices
 #   GTEST_FILTER   restricts the GPU tests (gtest's own variable)
+#   TESTS=0|1 [1]  the GPU tests, the example and the SASS census (0: a performance-only call)
+#   PERF=0|1 [0]   from the repository root: the untuned corpus bench against torch
+#                  (bench/python/corpus_bench.py, ~3 min), the end-to-end decode step
+#                  (bench/python/e2e_decode.py --quick, ~3 min), tgv-bench --mode chain and
+#                  bench/experiments/cublas_vs_torch.py; results in $OUT
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
 # at most 8 files (the device tool's limit); exits non-zero if any step failed.
 set -uo pipefail
@@ -37,6 +42,7 @@ step() {  # step NAME COMMAND...
 }
 
 nvidia-smi -L
+if [ "${TESTS:-1}" = 1 ]; then
 step gpu-tests "$bin/tgv_gpu_tests"
 # On the device machine a GPU suite that skipped everything found no GPU: a failure.
 if grep -q '^\[  PASSED  \] 0 tests' "$logs/gpu-tests.log"; then
@@ -50,12 +56,14 @@ echo "=== gpu-tests: $skipped skipped; their reasons (numbers as N):"
 grep -B1 "$ran_skip" "$logs/gpu-tests.log" | grep -v '^\[  SKIPPED \]\|^--$' | sed 's/[0-9]\+/N/g' | sort | uniq -c |
   sort -rn | head -20
 step example "$bin/decode_gemm" 4 4096 8
+fi
 if [ "${HOST_TESTS:-1}" = 1 ]; then
   step host-tests env -u GTEST_FILTER "$bin/tgv_host_tests" --gtest_brief=1
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
-  # A tactic, split-K 4 (the DSMEM reduction), the PDL ordering test.
-  subset='*TgvTactic*/0:*TgvSplitK*/3:*Pdl.Activation*'
+  # A tactic, split-K 4 (the DSMEM reduction), the PDL ordering test, and the
+  # epilogues on a one- and a two-consumer tactic (direct and staged stores).
+  subset='*TgvTactic*/0:*TgvSplitK*/3:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
   for tool in memcheck racecheck synccheck; do
     step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$subset"
@@ -72,11 +80,22 @@ if [ "${PYTEST:-1}" = 1 ]; then
   step pytest env TGV_GEMM_LIBRARY="$bin/libtgv_gemm.so" PYTHONPATH="$dir/python" \
     python3 -m pytest "$dir/tests/python" -q -p no:cacheprovider -rs
 fi
+if [ "${PERF:-0}" = 1 ]; then
+  py=(env TGV_GEMM_LIBRARY="$bin/libtgv_gemm.so" PYTHONPATH="$dir/python" PYTHONUNBUFFERED=1)
+  untuned=$(mktemp -d)/no-such-tuning.json
+  step corpus env TGV_TUNING_FILE="$untuned" "${py[@]}" python3 bench/python/corpus_bench.py \
+    --tgv-bench "$bin/tgv-bench" --csv "$logs/corpus_py.csv"
+  step e2e "${py[@]}" python3 bench/python/e2e_decode.py --quick --csv "$logs/e2e_decode.csv"
+  step chain env TGV_TUNING_FILE="$untuned" "$bin/tgv-bench" --mode chain --m 1,4,16
+  step cublas-vs-torch "${py[@]}" python3 bench/experiments/cublas_vs_torch.py
+fi
+if [ "${TESTS:-1}" = 1 ]; then
 cuobjdump --dump-sass "$bin/tgv-bench" |
   grep -oE "HGMMA\.[0-9x]+\.[A-Z0-9.]+|UTMALDG\.[0-9]D|ACQBULK|PREEXIT|SETMAXREG\.[A-Z.]+|UCGABAR_[A-Z]+" |
   sort | uniq -c > "$logs/sass.txt"
 echo "=== sass (HGMMA, TMA loads, griddepcontrol.wait = ACQBULK, launch_dependents = PREEXIT):"
 cat "$logs/sass.txt"
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "gpu-check: FAILED: ${failed[*]}"
