@@ -110,6 +110,7 @@ struct Variant {
   tgv::Backend backend;
   bool fused;  // epilogues in the GEMMs, or torch's separate kernels
   bool pdl;
+  bool drop_residual = false;  // the check's negative control: the unfused side without its residual adds
 };
 
 const Variant kVariants[] = {
@@ -144,7 +145,7 @@ std::string enqueue_layer(const LayerShape& s, const Weights& w, const Buffers& 
       return gemm(p, x, wt, b.act, v, stream);
     }
     std::string e = gemm(p, x, wt, b.tmp, v, stream);
-    if (e.empty()) launch_elementwise(b.tmp, h, b.act, h, m, kAdd, pdl, stream);
+    if (e.empty() && !v.drop_residual) launch_elementwise(b.tmp, h, b.act, h, m, kAdd, pdl, stream);
     return e;
   };
 
@@ -229,17 +230,31 @@ std::string check_layer(const LayerShape& s, const Weights& w, const Buffers& b,
   return enqueue_layer(s, w, b, m, v, stream, probe);
 }
 
+// The M list: the command line's, else decode's 1..32 (the isolated mode's default
+// reaches 256, past what this mode is about). Cli keeps no "given" flag, so look
+// for the option in the recorded command line.
+std::vector<int64_t> chain_ms(const Cli& cli) {
+  const std::string& line = cli.command_line;
+  for (size_t at = line.find("--m"); at != std::string::npos; at = line.find("--m", at + 1)) {
+    const size_t end = at + 3;
+    if ((at == 0 || line[at - 1] == ' ') && (end == line.size() || line[end] == ' ')) return cli.ms;
+  }
+  return {1, 2, 4, 8, 16, 32};
+}
+
 }  // namespace
 
 int run_chain(const Cli& cli, cudaStream_t stream) {
   constexpr int kLayersPerChain = 8;
   constexpr int kVariantCount = sizeof(kVariants) / sizeof(kVariants[0]);
   int failures = 0;
+  const std::vector<int64_t> ms = chain_ms(cli);
   const double gbps = measure_read_bandwidth(size_t{2} << 30, stream);  // 2 GiB: far past any L2
   std::printf("# chain: %d decoder layers of distinct weights per graph replay (plus one hidden-state reset kernel),\n"
               "# median of %d replays; us per layer. tgv/auto: residual and silu_mul epilogues, PDL (no-pdl: tgv without); cublas: no\n"
               "# epilogues, separate residual-add and SiLU-mul kernels, no PDL. floor: layer weight bytes / %.0f GB/s\n"
-              "# (measured read bandwidth). Each side's layer checked per stage vs fp32 (|d| <= %.2g + %.2g |ref|).\n",
+              "# (measured read bandwidth). Each side's layer checked per stage vs fp32 (|d| <= %.2g + %.2g |ref|;\n"
+              "# a layer missing its residual adds must fail that check).\n",
               kLayersPerChain, cli.reps, gbps, kAbsTol, kRelTol);
   std::printf("%-18s %5s %9s %11s %9s %10s %9s %9s %9s %9s %10s\n", "model", "M", "tgv us", "no-pdl us", "auto us",
               "cublas us", "tgv gain", "pdl gain", "auto gain", "floor us", "tgv/floor");
@@ -259,14 +274,25 @@ int run_chain(const Cli& cli, cudaStream_t stream) {
         fill_uniform_bf16(*ptrs[j], sizes[j], 1000 + 4 * i + j, 1.0f / std::sqrt(float(k)), stream);
       }
     }
-    const int64_t max_m = *std::max_element(cli.ms.begin(), cli.ms.end());
+    const int64_t max_m = *std::max_element(ms.begin(), ms.end());
     Buffers b{};
     for (__nv_bfloat16** p : {&b.act, &b.act0, &b.tmp}) CUDA_CHECK(cudaMalloc(p, max_m * h * 2));
     for (__nv_bfloat16** p : {&b.wide, &b.narrow}) CUDA_CHECK(cudaMalloc(p, max_m * widest * 2));
     fill_uniform_bf16(b.act0, max_m * h, 7, 1.0f, stream);
     const double floor_us = shape.weight_bytes() / (gbps * 1e3);
 
-    for (const int64_t m : cli.ms) {
+    // The check must be able to fail: a layer missing its residual adds has to miss it.
+    {
+      const Variant control{"control", tgv::Backend::Cublas, false, false, true};
+      const std::string e = check_layer(shape, layers[0], b, ms.front(), control, stream);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (e.find(kStageNames[static_cast<int>(Stage::O)]) == std::string::npos) {
+        std::fprintf(stderr, "chain %s: the check passed a layer without residual adds (%s)\n", model,
+                     e.empty() ? "no miss" : e.c_str());
+        ++failures;
+      }
+    }
+    for (const int64_t m : ms) {
       double us[kVariantCount] = {};
       for (int v = 0; v < kVariantCount; ++v) {
         const Variant& variant = kVariants[v];
