@@ -309,16 +309,6 @@ tgv_status GemmFixture::run_graph(const tgv_options& o, std::vector<std::string>
   return s;
 }
 
-const std::vector<double>& GemmFixture::reference() {
-  compute_reference();
-  return ref_;
-}
-
-double GemmFixture::reference_rms() {
-  compute_reference();
-  return ref_rms_;
-}
-
 void GemmFixture::compute_reference() {
   if (!ref_.empty()) return;
   const GemmCase& c = c_;

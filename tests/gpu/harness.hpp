@@ -144,9 +144,6 @@ class GemmFixture {
   void check_untouched(const std::vector<uint16_t>& got, std::vector<std::string>& failures) const;
   // Offset of out (l, m, n) in the whole allocation, in elements.
   int64_t out_index(int64_t l, int64_t m, int64_t n) const;
-  // The float64 reference, [l][m][n], and its RMS (computed on first use).
-  const std::vector<double>& reference();
-  double reference_rms();
 
  private:
   void compute_reference();

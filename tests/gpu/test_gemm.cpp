@@ -292,24 +292,9 @@ TEST(Concurrency, ThreadsOnTheirOwnStreams) {
     c.backend = TGV_BACKEND_AUTO;
     cases.push_back(c);
   }
-  std::vector<CaseResult> results(cases.size());
-  std::vector<std::string> crashes(cases.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    cases[i].own_stream = true;
-    cases[i].seed += i;
-    threads.emplace_back([&, i] {
-      try {
-        results[i] = tgv_test::run_case(cases[i]);
-      } catch (const std::exception& e) {
-        crashes[i] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  const std::vector<CaseResult> results = tgv_test::run_cases_on_threads(cases);
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].name() + " backend " + std::to_string(cases[i].backend));
-    EXPECT_EQ(crashes[i], "");
     const bool refused = cases[i].backend == TGV_BACKEND_TGV && !tgv_test::tgv_cannot_run(cases[i]).empty();
     EXPECT_EQ(results[i].status, refused ? TGV_ERROR_NOT_SUPPORTED : TGV_SUCCESS) << results[i].message;
     for (const std::string& f : results[i].failures) ADD_FAILURE() << f;
