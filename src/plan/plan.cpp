@@ -39,18 +39,12 @@ constexpr bool kBuiltSm103 = true;
 constexpr bool kBuiltSm103 = false;
 #endif
 
-// The reference design's Blackwell ladder as (cta_m, cta_n, stages, cluster).
-constexpr int32_t kSm100Ladder[][4] = {
-    {64, 16, 12, 2}, {64, 32, 11, 2}, {64, 64, 9, 2}, {64, 128, 7, 2},
-    {128, 16, 6, 1}, {128, 32, 6, 2}, {128, 64, 5, 2},
-};
-
-int32_t find_sm100_tactic(const int32_t (&row)[4]) {
-  for (int32_t i = 0; i < kNumTactics; ++i) {
-    const Tactic& t = tactics()[i];
-    if (t.arch == 100 && t.cta_m == row[0] && t.cta_n == row[1] && t.stages == row[2] && t.cluster == row[3]) return i;
-  }
-  throw Error(TGV_ERROR_INTERNAL, "an sm_100 ladder tactic is missing from the tactic list");
+// The sm_100 tactic on rung `rung` of the reference design's ladder (the
+// tactic list marks the rungs).
+int32_t sm100_rung(int32_t rung) {
+  for (int32_t i = 0; i < kNumTactics; ++i)
+    if (tactics()[i].arch == 100 && tactics()[i].ladder_rung == rung) return i;
+  return -1;
 }
 
 // Bytes of the (outer x ld) plane a tensor map describes for one batch.
@@ -127,8 +121,7 @@ std::string tgv_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev, int
 int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev) {
   int32_t best = -1;
   int64_t best_ctas = 0;
-  for (const auto& row : kSm100Ladder) {
-    const int32_t id = find_sm100_tactic(row);
+  for (int32_t rung = 1, id; (id = sm100_rung(rung)) >= 0; ++rung) {
     const Tactic& t = tactic(id);
     if (stages_for(t, dev.smem_optin_bytes) == 0) continue;
     const int64_t ctas = t.cluster * ceil_div(g.n, int64_t(t.cta_m) * t.cluster) * ceil_div(g.m, t.cta_n) * g.l;

@@ -21,13 +21,13 @@ constexpr std::array<Tactic, kNumTactics> build() {
       list[id] = Tactic{id, 90, tile[0], tile[1], cta_k, 1, 0};
       ++id;
     }
-  constexpr int32_t sm100[][4] = {
-#define TGV_TACTIC_ROW(m, n, s, c) {m, n, s, c},
+  constexpr int32_t sm100[][5] = {
+#define TGV_TACTIC_ROW(m, n, s, c, rung) {m, n, s, c, rung},
       TGV_SM100_TACTICS(TGV_TACTIC_ROW)
 #undef TGV_TACTIC_ROW
   };
   for (const auto& row : sm100) {
-    list[id] = Tactic{id, 100, row[0], row[1], kSm100CtaK, row[3], row[2]};
+    list[id] = Tactic{id, 100, row[0], row[1], kSm100CtaK, row[3], row[2], row[4]};
     ++id;
   }
   return list;

@@ -51,24 +51,25 @@ namespace tgv::detail {
   X(128, 64, 2)
 
 // SM100 tactics: the reference design's (cta_m, cta_n, stages, cluster)
-// configurations whose tile is compiled above, in its order.
-#define TGV_SM100_TACTICS(X) \
-  X(64, 8, 6, 1)             \
-  X(64, 8, 8, 1)             \
-  X(64, 8, 10, 1)            \
-  X(64, 8, 12, 1)            \
-  X(128, 16, 6, 1)           \
-  X(64, 16, 6, 2)            \
-  X(64, 16, 8, 2)            \
-  X(64, 16, 12, 2)           \
-  X(64, 32, 6, 2)            \
-  X(64, 32, 8, 2)            \
-  X(64, 32, 11, 2)           \
-  X(64, 64, 6, 2)            \
-  X(64, 64, 9, 2)            \
-  X(64, 128, 7, 2)           \
-  X(128, 32, 6, 2)           \
-  X(128, 64, 5, 2)
+// configurations whose tile is compiled above, in its order, and each one's
+// rung on its one-wave ladder (1 = tried first; 0 = not on the ladder).
+#define TGV_SM100_TACTICS(X)  \
+  X(64, 8, 6, 1, 0)           \
+  X(64, 8, 8, 1, 0)           \
+  X(64, 8, 10, 1, 0)          \
+  X(64, 8, 12, 1, 0)          \
+  X(128, 16, 6, 1, 5)         \
+  X(64, 16, 6, 2, 0)          \
+  X(64, 16, 8, 2, 0)          \
+  X(64, 16, 12, 2, 1)         \
+  X(64, 32, 6, 2, 0)          \
+  X(64, 32, 8, 2, 0)          \
+  X(64, 32, 11, 2, 2)         \
+  X(64, 64, 6, 2, 0)          \
+  X(64, 64, 9, 2, 3)          \
+  X(64, 128, 7, 2, 4)         \
+  X(128, 32, 6, 2, 6)         \
+  X(128, 64, 5, 2, 7)
 
 struct Tactic {
   int32_t id;
@@ -78,6 +79,7 @@ struct Tactic {
   int32_t cta_k;
   int32_t cluster;  // CTAs sharing one MMA (the SM100 pair); 1 on SM90 (split-K clusters are the plan's)
   int32_t stages;   // 0: the deepest pipeline that fits (SM90); else fixed by the tactic (SM100)
+  int32_t ladder_rung = 0;  // SM100: place on the reference design's one-wave ladder (1 first; 0 off it)
 };
 
 // The tactic family a device runs: sm_103 runs the sm_100 tactics.
@@ -96,7 +98,7 @@ inline constexpr int32_t kNumSm90Tiles = 0
 inline constexpr int32_t kNumSm90Tactics = kNumSm90Tiles * 2;
 inline constexpr int32_t kSm100CtaK = 128;
 inline constexpr int32_t kNumSm100Tactics = 0
-#define TGV_COUNT_TACTIC(m, n, s, c) +1
+#define TGV_COUNT_TACTIC(m, n, s, c, rung) +1
     TGV_SM100_TACTICS(TGV_COUNT_TACTIC)
 #undef TGV_COUNT_TACTIC
     ;
