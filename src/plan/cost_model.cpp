@@ -85,17 +85,6 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   return us;
 }
 
-// The token tile the candidates use: the smallest SM90 tile covering M.
-int32_t covering_cta_n(int64_t m) {
-  const int64_t want = std::min<int64_t>(m, 256);
-  int32_t cta_n = 256;
-  for (int32_t i = 0; i < kNumTactics; ++i) {
-    const Tactic& t = tactics()[i];
-    if (t.arch == 90 && t.cta_n >= want && t.cta_n < cta_n) cta_n = t.cta_n;
-  }
-  return cta_n;
-}
-
 }  // namespace
 
 int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
@@ -131,7 +120,7 @@ double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev) {
 std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id,
                                            int32_t split_k) {
   std::vector<Sm90Candidate> out;
-  const int32_t cta_n = covering_cta_n(g.m);
+  const int32_t cta_n = covering_cta_n(90, g.m);
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
     if (t.arch != 90 || (tactic_id >= 0 ? i != tactic_id : t.cta_n != cta_n)) continue;

@@ -1,7 +1,6 @@
 #include "plan/tune_candidates.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "tactics/tactics.hpp"
 
@@ -27,11 +26,7 @@ std::vector<tgv_options> tune_candidates(const DeviceInfo& dev, int64_t n, int64
   // The weights are read once when the token tile covers all of M (up to the
   // largest tile, 256): the smallest such tile of the family, and each of its
   // weight tiles and depths.
-  int32_t cta_n = std::numeric_limits<int32_t>::max();
-  for (int32_t i = 0; i < kNumTactics; ++i) {
-    const Tactic& t = tactics()[i];
-    if (t.arch == family && t.cta_n >= std::min<int64_t>(m, 256) && t.cta_n < cta_n) cta_n = t.cta_n;
-  }
+  const int32_t cta_n = covering_cta_n(family, m);
   std::vector<tgv_options> out;
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];

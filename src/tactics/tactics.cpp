@@ -78,6 +78,16 @@ static_assert(sm90_rings_hold_their_reuse(), "an SM90 ring cannot hold its epilo
 
 const Tactic* tactics() { return kTactics.data(); }
 
+int32_t covering_cta_n(int32_t family, int64_t m) {
+  const int64_t want = m < 256 ? m : 256;
+  int32_t cta_n = 0;
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = kTactics[i];
+    if (t.arch == family && t.cta_n >= want && (cta_n == 0 || t.cta_n < cta_n)) cta_n = t.cta_n;
+  }
+  return cta_n;
+}
+
 const Tactic& tactic(int32_t id) {
   if (id < 0 || id >= kNumTactics)
     throw_invalid(strfmt("tactic=%d: must be -1 (auto) or an id in [0, %d)", id, kNumTactics));

@@ -109,6 +109,11 @@ inline constexpr int32_t kNumTactics = kNumSm90Tactics + kNumSm100Tactics;
 const Tactic* tactics();
 const Tactic& tactic(int32_t id);
 
+// The token tile the weights are read once with: the smallest cta_n of the
+// family's tactics that covers all of M (up to the largest tile, 256); 0 if
+// the family has none.
+int32_t covering_cta_n(int32_t family, int64_t m);
+
 // Shared memory: a stage holds a (cta_m x cta_k) weight tile and a
 // (cta_n / cluster x cta_k) activation tile (a CTA pair splits the tokens);
 // barriers and bookkeeping sit in a fixed reserve beside the ring.
