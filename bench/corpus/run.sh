@@ -3,13 +3,13 @@
 # from the repo root, against the folder scripts/build-gpu.sh stages:
 #   bench/corpus/run.sh [folder]        (default build-gpu/carry)
 # Both untuned: TGV_TUNING_FILE names a file that does not exist. Switches:
-#   CPP=0|1 [1]  tgv-bench over the corpus (tgv, auto, cuBLASLt, both floors; ~4 min)
+#   CPP=0|1 [1]  tgv-bench over the corpus (tgv, auto, cuBLASLt, both floors; ~4-6 min)
 #   PY=0|1 [1]   bench/python/corpus_bench.py (auto, cublas, tgv, F.linear; ~2-3 min)
 #   QUICK=0|1 [0] the Python bench on its 40-shape subset (under a minute)
 #   MS (default 1,2,4,8,16,32,64,128)
 # Writes to $OUT (a temp folder if unset) at most 7 files; exits non-zero if a run failed.
 set -uo pipefail
-dir=${1:-build-gpu/carry}
+dir=$(cd "${1:-build-gpu/carry}" && pwd) || exit 2
 out=${OUT:-$(mktemp -d)}
 ms=${MS:-1,2,4,8,16,32,64,128}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -31,8 +31,8 @@ if [ "${PY:-1}" = 1 ]; then
   start=$SECONDS
   quick=()
   [ "${QUICK:-0}" = 1 ] && quick=(--quick)
-  TGV_GEMM_LIBRARY="$PWD/$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
-    python3 bench/python/corpus_bench.py "${quick[@]}" --m ${ms//,/ } --tgv-bench "$dir/tgv-bench" \
+  TGV_GEMM_LIBRARY="$dir/libtgv_gemm.so" PYTHONPATH="$PWD/python" \
+    python3 bench/python/corpus_bench.py ${quick[@]+"${quick[@]}"} --m ${ms//,/ } --tgv-bench "$dir/tgv-bench" \
     --csv "$out/corpus_py.csv" > "$out/corpus_py.md"
   rc=$?
   echo "exit $rc after $((SECONDS - start)) s"
