@@ -45,7 +45,7 @@ options:
   --backend LIST   among tgv,auto,cublas, comma-separated (default tgv,cublas); a
                    backend that answers NOT_SUPPORTED is skipped with a note
   --tactic ID      tactic id for the tgv backend (default -1: the library picks)
-  --split-k N      split-K factor for the tgv backend (default 0: the library picks)
+  --split-k N      split-K factor for the tgv backend (default 0: the library picks; -1: stream-K)
   --stages N       pipeline depth for the tgv backend, 2..16 (default 0: the tuning
                    file's, else the deepest ring that fits shared memory)
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
@@ -207,8 +207,8 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       }
       cli->tactic = static_cast<int32_t>(number);
     } else if (option == "--split-k") {
-      if (!parse_int(value, 0, 16, &number)) {
-        *error = "--split-k: '" + value + "' is not 0 (auto) or a factor in [1, 16]";
+      if (!parse_int(value, -1, 16, &number)) {
+        *error = "--split-k: '" + value + "' is not 0 (auto), a factor in [1, 16] or -1 (stream-K)";
         return CliAction::Error;
       }
       cli->split_k = static_cast<int32_t>(number);

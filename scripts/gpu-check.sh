@@ -61,9 +61,12 @@ if [ "${HOST_TESTS:-1}" = 1 ]; then
   step host-tests env -u GTEST_FILTER "$bin/tgv_host_tests" --gtest_brief=1
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
-  # A tactic, split-K 4 (the DSMEM reduction), the PDL ordering test, and the
-  # epilogues on a one- and a two-consumer tactic (direct and staged stores).
-  subset='*TgvTactic*/0:*TgvSplitK*/3:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
+  # A tactic, split-K 4 (the DSMEM reduction), stream-K (its fix-up through
+  # global memory, many partials per tile; a staged token tile), the PDL
+  # ordering test, and the epilogues on a one- and a two-consumer tactic
+  # (direct and staged stores).
+  subset='*TgvTactic*/0:*TgvSplitK*/3:*TgvStreamK.*m8_n128_k16384*:*TgvStreamK.*m33_n200*:*TgvStreamKTactic*/5'
+  subset+=':*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
   for tool in memcheck racecheck synccheck; do
     step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$subset"
@@ -91,9 +94,9 @@ if [ "${PERF:-0}" = 1 ]; then
 fi
 if [ "${TESTS:-1}" = 1 ]; then
 cuobjdump --dump-sass "$bin/tgv-bench" |
-  grep -oE "HGMMA\.[0-9x]+\.[A-Z0-9.]+|UTMALDG\.[0-9]D|ACQBULK|PREEXIT|SETMAXREG\.[A-Z.]+|UCGABAR_[A-Z]+" |
+  grep -oE "HGMMA\.[0-9x]+\.[A-Z0-9.]+|UTMALDG\.[0-9]D|ACQBULK|PREEXIT|SETMAXREG\.[A-Z.]+|UCGABAR_[A-Z]+|ATOMG\.[A-Z0-9.]+" |
   sort | uniq -c > "$logs/sass.txt"
-echo "=== sass (HGMMA, TMA loads, griddepcontrol.wait = ACQBULK, launch_dependents = PREEXIT):"
+echo "=== sass (HGMMA, TMA loads, griddepcontrol.wait = ACQBULK, launch_dependents = PREEXIT, stream-K's counter = ATOMG):"
 cat "$logs/sass.txt"
 fi
 

@@ -1,7 +1,7 @@
 """Times every tgv candidate beside cuBLASLt, auto and torch's F.linear over a
 set of decode shapes: the data scripts/fit_cost_model.py fits the dispatcher's
 cost model to. Untuned (TGV_TUNING_FILE points nowhere). One CSV row per
-(shape, M, candidate).
+(shape, M, candidate); split -1 is stream-K.
 
   TGV_GEMM_LIBRARY=.../libtgv_gemm.so PYTHONPATH=python \
     python3 bench/experiments/sweep.py --csv sweep.csv [--shapes N:K,...] [--m 1,16,...]
@@ -48,6 +48,7 @@ def parse_args():
     ap.add_argument("--m", default="1,16,32,64,128")
     ap.add_argument("--shapes", default="")
     ap.add_argument("--max-split", type=int, default=8)
+    ap.add_argument("--no-stream-k", action="store_true", help="leave out the stream-K candidates (split -1)")
     ap.add_argument("--replays", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=400.0, help="stop starting new shapes after this")
     return ap.parse_args()
@@ -95,6 +96,8 @@ def main():
                         if split > kb or (split > 1 and tiles * split > 2 * sms):
                             continue
                         cands.append(("tgv", L.options("tgv", t["id"], None, split_k=split), t, split))
+                    if not a.no_stream_k:  # the library refuses (skipped below) what it cannot share out
+                        cands.append(("tgv", L.options("tgv", t["id"], None, split_k=-1), t, -1))
                 for c in cands:
                     name, opts = c[0], c[1]
                     if name == "torch":

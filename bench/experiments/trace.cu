@@ -14,9 +14,9 @@
 // of each CTA's whole W slice) were kernel edits at commit 5855d2c, since
 // removed: both were slower.
 //
-// Built by hand (bench/experiments/trace.sh), never by CMake: the library and
-// its tests must not carry the trace points.
-#define TGV_TRACE 1
+// The kernel reports its protocol points to a Hooks type (src/kernels/sm90/
+// hooks.cuh); the library's does nothing, TraceHooks below records them.
+// Built by hand (bench/experiments/trace.sh), never by CMake.
 
 #include <cuda_runtime.h>
 
@@ -34,8 +34,59 @@
 namespace {
 
 using namespace tgv;
-using kernels::sm90::TraceSlot;
 using T = kernels::sm90::Traits<64, 8, 128, cute::GMMA::Major::K, cute::GMMA::Major::K>;
+
+// One record per CTA: globaltimer (ns, comparable across SMs) at entry and
+// exit, and the SM's clock64 at each point (finer, comparable within the CTA).
+enum TraceSlot : int {
+  kTraceEntryNs,
+  kTraceExitNs,
+  kTraceEntryClk,
+  kTraceFirstIssueClk,  // the W producer's first TMA load
+  kTraceLastIssueClk,   // after its last, just before launch_dependents
+  kTraceFirstFullClk,   // the first stage has landed (consumer 0)
+  kTraceLastFullClk,    // the last stage has landed (consumer 0)
+  kTraceExitClk,
+  kTraceSmid,
+  kTraceSlots
+};
+
+struct TraceHooks {
+  uint64_t* trace;  // kTraceSlots words per CTA
+  bool hints;       // the library's L2 policies, or none
+
+  __device__ uint64_t w_hint() const {
+    return hints ? kernels::sm90::NoHooks::w_hint() : uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL);
+  }
+  __device__ uint64_t x_hint() const {
+    return hints ? kernels::sm90::NoHooks::x_hint() : uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL);
+  }
+  __device__ void point(kernels::sm90::TracePoint point) const {
+    using namespace kernels::sm90;
+    const uint64_t cta = (uint64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    uint64_t* rec = trace + cta * kTraceSlots;
+    uint64_t ns;
+    switch (point) {
+      case kTraceEntry:
+      case kTraceExit: {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+        const bool entry = point == kTraceEntry;
+        rec[entry ? kTraceEntryNs : kTraceExitNs] = ns;
+        rec[entry ? kTraceEntryClk : kTraceExitClk] = clock64();
+        if (entry) {
+          uint32_t smid;
+          asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+          rec[kTraceSmid] = smid;
+        }
+        break;
+      }
+      case kTraceFirstIssue: rec[kTraceFirstIssueClk] = clock64(); break;
+      case kTraceLastIssue: rec[kTraceLastIssueClk] = clock64(); break;
+      case kTraceFirstFull: rec[kTraceFirstFullClk] = clock64(); break;
+      case kTraceLastFull: rec[kTraceLastFullClk] = clock64(); break;
+    }
+  }
+};
 
 
 __global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
@@ -92,7 +143,7 @@ int main(int argc, char** argv) {
   const dim3 grid((n + T::kCtaM - 1) / T::kCtaM * split, 1, 1);
   const int ctas = int(grid.x);
   uint64_t* trace;
-  const size_t trace_words = size_t(count) * ctas * kernels::sm90::kTraceSlots;
+  const size_t trace_words = size_t(count) * ctas * kTraceSlots;
   TGV_CUDA_CHECK(cudaMalloc(&trace, trace_words * 8));
 
   kernels::sm90::Params p{};
@@ -105,15 +156,13 @@ int main(int argc, char** argv) {
   p.split_k = split;
   p.w_folded = 1;
   p.x_folded = 1;
-  p.w_policy = hints ? kernels::sm90::L2Policy::EvictFirst : kernels::sm90::L2Policy::Normal;
-  p.x_policy = hints ? kernels::sm90::L2Policy::EvictLast : kernels::sm90::L2Policy::Normal;
   p.out_row_major = 1;
   p.out_vectorized = n % 8 == 0;
   p.out_ld = n;
   p.out_batch_stride = 0;
   p.out_cols = n;  // bf16 out, no epilogue (the other epilogue fields are zero)
 
-  auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
+  auto kernel = kernels::sm90::tgv_gemm_sm90<T, TraceHooks>;
   const int smem = int(detail::kSmemReserveBytes) + (T::kCtaM + T::kCtaN) * T::kCtaK * 2 * stages;
   TGV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   cudaStream_t stream;
@@ -122,9 +171,9 @@ int main(int argc, char** argv) {
   cudaGraph_t graph;
   TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   for (int i = 0; i < count; ++i) {
-    p.trace = trace + size_t(i) * ctas * kernels::sm90::kTraceSlots;
+    const TraceHooks hooks{trace + size_t(i) * ctas * kTraceSlots, hints};
     detail::launch_kernel(kernel, grid, dim3(T::kThreads), size_t(smem), stream, pdl, unsigned(split),
-                          maps_w[i % copies], map_x, p);
+                          maps_w[i % copies], map_x, p, hooks);
   }
   TGV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec;
@@ -148,13 +197,13 @@ int main(int argc, char** argv) {
 
   // clock64 ticks per ns, from each CTA's own entry -> exit.
   std::vector<double> rates;
-  auto rec = [&](int i, int c) { return &h[(size_t(i) * ctas + c) * kernels::sm90::kTraceSlots]; };
+  auto rec = [&](int i, int c) { return &h[(size_t(i) * ctas + c) * kTraceSlots]; };
   for (int i = 0; i < count; ++i)
     for (int c = 0; c < ctas; ++c) {
       const uint64_t* r = rec(i, c);
-      if (r[kernels::sm90::kTraceExitNs] > r[kernels::sm90::kTraceEntryNs] + 2000)
-        rates.push_back(double(r[kernels::sm90::kTraceExitClk] - r[kernels::sm90::kTraceEntryClk]) /
-                        double(r[kernels::sm90::kTraceExitNs] - r[kernels::sm90::kTraceEntryNs]));
+      if (r[kTraceExitNs] > r[kTraceEntryNs] + 2000)
+        rates.push_back(double(r[kTraceExitClk] - r[kTraceEntryClk]) /
+                        double(r[kTraceExitNs] - r[kTraceEntryNs]));
     }
   const double ghz = median(rates);
   std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d: %d CTAs, %d GEMMs per graph, %d weight copies\n",
@@ -167,22 +216,22 @@ int main(int argc, char** argv) {
   for (int i = 0; i < count; ++i) {
     uint64_t start = ~0ull, end = 0;
     for (int c = 0; c < ctas; ++c) {
-      start = std::min(start, rec(i, c)[kernels::sm90::kTraceEntryNs]);
-      end = std::max(end, rec(i, c)[kernels::sm90::kTraceExitNs]);
+      start = std::min(start, rec(i, c)[kTraceEntryNs]);
+      end = std::max(end, rec(i, c)[kTraceExitNs]);
     }
     uint64_t next_start = ~0ull;
     if (i + 1 < count)
-      for (int c = 0; c < ctas; ++c) next_start = std::min(next_start, rec(i + 1, c)[kernels::sm90::kTraceEntryNs]);
+      for (int c = 0; c < ctas; ++c) next_start = std::min(next_start, rec(i + 1, c)[kTraceEntryNs]);
     std::vector<double> sk, a, b, s, e, t;
     for (int c = 0; c < ctas; ++c) {
       const uint64_t* r = rec(i, c);
-      sk.push_back((r[kernels::sm90::kTraceEntryNs] - start) / 1e3);
-      a.push_back((r[kernels::sm90::kTraceFirstIssueClk] - r[kernels::sm90::kTraceEntryClk]) / ghz / 1e3);
-      b.push_back(double(int64_t(r[kernels::sm90::kTraceFirstFullClk] - r[kernels::sm90::kTraceFirstIssueClk])) / ghz /
+      sk.push_back((r[kTraceEntryNs] - start) / 1e3);
+      a.push_back((r[kTraceFirstIssueClk] - r[kTraceEntryClk]) / ghz / 1e3);
+      b.push_back(double(int64_t(r[kTraceFirstFullClk] - r[kTraceFirstIssueClk])) / ghz /
                   1e3);
-      s.push_back((r[kernels::sm90::kTraceLastFullClk] - r[kernels::sm90::kTraceFirstFullClk]) / ghz / 1e3);
-      e.push_back(double(int64_t(r[kernels::sm90::kTraceExitClk] - r[kernels::sm90::kTraceLastFullClk])) / ghz / 1e3);
-      t.push_back((r[kernels::sm90::kTraceLastIssueClk] - r[kernels::sm90::kTraceEntryClk]) / ghz / 1e3);
+      s.push_back((r[kTraceLastFullClk] - r[kTraceFirstFullClk]) / ghz / 1e3);
+      e.push_back(double(int64_t(r[kTraceExitClk] - r[kTraceLastFullClk])) / ghz / 1e3);
+      t.push_back((r[kTraceLastIssueClk] - r[kTraceEntryClk]) / ghz / 1e3);
     }
     const double span = (end - start) / 1e3;
     const double gap = i + 1 < count ? (double(int64_t(next_start - end))) / 1e3 : 0.0;

@@ -99,11 +99,18 @@ typedef struct tgv_problem {
   int64_t residual_stride_l, residual_stride_m, residual_stride_n;
 } tgv_problem;
 
+/* split_k value for stream-K (sm_90 tgv kernel): one CTA per SM, the (tile,
+ * K block) iterations of the whole problem cut into equal contiguous ranges,
+ * partly covered tiles summed in a fixed order (bitwise repeatable) through a
+ * per-(device, stream) workspace the library allocates on first use. */
+#define TGV_SPLIT_K_STREAM (-1)
+
 typedef struct tgv_options {
   int32_t backend; /* tgv_backend */
   int32_t tactic;  /* -1: chosen by the library; else an id from tgv_get_tactic */
   int32_t pdl;     /* 1: launch with programmatic dependent launch; 0: plain */
-  int32_t split_k; /* 0: chosen by the library; >= 1: that factor (tgv backend) */
+  int32_t split_k; /* 0: chosen by the library; >= 1: that factor;
+                    * TGV_SPLIT_K_STREAM: stream-K (tgv backend) */
   int32_t stages;  /* pipeline depth (tgv backend). 0: chosen by the library
                     * (the tuning file's, else the deepest that fits shared
                     * memory); else a stage count in [2, 16] for the sm_90
@@ -144,7 +151,8 @@ typedef struct tgv_plan_info {
   int32_t backend; /* TGV_BACKEND_TGV or TGV_BACKEND_CUBLAS; TGV_BACKEND_AUTO
                     * for an empty problem (M, N or L = 0: nothing runs) */
   int32_t tactic;  /* the tgv tactic id; -1 unless backend is TGV_BACKEND_TGV */
-  int32_t split_k; /* the split-K factor (1 unless backend is TGV_BACKEND_TGV) */
+  int32_t split_k; /* the split-K factor (1 unless backend is TGV_BACKEND_TGV),
+                    * or TGV_SPLIT_K_STREAM */
   int32_t stages;  /* the pipeline depth (0 unless backend is TGV_BACKEND_TGV) */
   int32_t pdl;     /* 1: launched with programmatic dependent launch */
 } tgv_plan_info;
@@ -223,7 +231,7 @@ typedef struct tgv_tuning_entry {
   int64_t m;        /* the M bucket, a power of two in [1, 256]: M in (m/2, m] */
   int32_t backend;  /* TGV_BACKEND_TGV or TGV_BACKEND_CUBLAS */
   int32_t tactic;   /* tgv: the tactic id; ignored for cuBLASLt */
-  int32_t split_k;  /* tgv: >= 1; ignored for cuBLASLt */
+  int32_t split_k;  /* tgv: >= 1 or TGV_SPLIT_K_STREAM; ignored for cuBLASLt */
   int32_t stages;   /* tgv: 0 (the deepest) or a depth; ignored for cuBLASLt */
   double us;        /* the choice's time per call, microseconds */
   double cublas_us; /* cuBLASLt's in the same run (0: not measured) */

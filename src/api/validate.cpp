@@ -231,9 +231,10 @@ void validate_options(const tgv_options& o, int32_t num_tactics) {
   if (o.tactic >= 0 && o.backend == TGV_BACKEND_CUBLAS)
     throw_invalid(strfmt("tactic=%d names a tgv kernel, but backend=cublas", o.tactic));
   if (o.pdl != 0 && o.pdl != 1) throw_invalid(strfmt("pdl=%d: must be 0 or 1", o.pdl));
-  if (o.split_k < 0 || o.split_k > kMaxSplitK)
-    throw_invalid(strfmt("split_k=%d: must be 0 (auto) or a factor in [1, %d]", o.split_k, kMaxSplitK));
-  if (o.split_k > 1 && o.backend == TGV_BACKEND_CUBLAS)
+  if ((o.split_k < 0 && o.split_k != kSplitKStream) || o.split_k > kMaxSplitK)
+    throw_invalid(strfmt("split_k=%d: must be 0 (auto), a factor in [1, %d] or %d (TGV_SPLIT_K_STREAM, stream-K)",
+                         o.split_k, kMaxSplitK, kSplitKStream));
+  if ((o.split_k > 1 || o.split_k == kSplitKStream) && o.backend == TGV_BACKEND_CUBLAS)
     throw_invalid(strfmt("split_k=%d applies to the tgv backend, but backend=cublas", o.split_k));
   if (o.stages != 0 && (o.stages < 2 || o.stages > kMaxStages))
     throw_invalid(strfmt("stages=%d: must be 0 (chosen by the library) or a pipeline depth in [2, %d]", o.stages,

@@ -5,6 +5,7 @@
 #include "common/cuda_check.hpp"
 #include "launch/sm90_tile.hpp"
 #include "common/cuda_context.hpp"
+#include "launch/stream_k_workspace.hpp"
 #include "launch/tensor_map.hpp"
 #include "tactics/tactics.hpp"
 
@@ -39,11 +40,8 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.n = static_cast<int32_t>(g.n);
   p.num_k_blocks = static_cast<int32_t>((g.k + t.cta_k - 1) / t.cta_k);
   p.stages = plan.stages;
-  p.split_k = plan.split_k;
-  // Each weight byte is read once: let it leave L2 first. Every CTA of the grid
-  // reads the same activations: keep them.
-  p.w_policy = kernels::sm90::L2Policy::EvictFirst;
-  p.x_policy = kernels::sm90::L2Policy::EvictLast;
+  const bool stream_k = plan.split_k == kSplitKStream;
+  p.split_k = stream_k ? 1 : plan.split_k;
   p.w_folded = w_fold > 0;
   p.x_folded = x_fold > 0;
   p.out_row_major = g.out.row_major ? 1 : 0;
@@ -57,11 +55,33 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.res_ld = g.residual.ld;
   p.res_batch_stride = g.residual.batch_stride;
   p.res_vectorized = (g.residual.ld % 8 == 0 && g.residual.batch_stride % 8 == 0) ? 1 : 0;
-  l.smem_bytes = static_cast<int>(smem_bytes_for(t, plan.stages));
-  // The split_k CTAs of a tile are adjacent in x: one cluster. A gated tile's
-  // cta_m rows are cta_m / 2 output columns, so as many tiles as ungated.
-  l.grid = dim3(static_cast<unsigned>((g.n + t.cta_m - 1) / t.cta_m * plan.split_k),
-                static_cast<unsigned>((g.m + t.cta_n - 1) / t.cta_n), static_cast<unsigned>(g.l));
+  l.smem_bytes = static_cast<int>(sm90_smem_bytes(t, plan.stages, plan.split_k));
+  // A gated tile's cta_m rows are cta_m / 2 output columns, so as many tiles as ungated.
+  const int64_t tiles_n = (g.n + t.cta_m - 1) / t.cta_m, tiles_m = (g.m + t.cta_n - 1) / t.cta_n;
+  if (stream_k) {
+    const int64_t tiles = tiles_n * tiles_m * g.l;
+    if (plan.stream_k_ctas < 1 || int64_t(plan.stream_k_ctas) * kStreamKMinItersPerCta > tiles * p.num_k_blocks ||
+        tiles > kStreamKMaxTiles || int64_t(t.cta_m) * t.cta_n > kStreamKMaxTileFloats)
+      throw Error(TGV_ERROR_INTERNAL, strfmt("stream-K plan of %d CTAs over %lld tiles of %dx%d does not fit its workspace",
+                                             plan.stream_k_ctas, (long long)tiles, t.cta_m, t.cta_n));
+    int sms = 0;
+    TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, l.device));
+    if (plan.stream_k_ctas > sms)
+      throw Error(TGV_ERROR_INTERNAL, strfmt("stream-K plan of %d CTAs on %d SMs", plan.stream_k_ctas, sms));
+    const StreamKWorkspace ws = stream_k_workspace(l.device, sms, stream);
+    p.stream_k = 1;
+    p.sk_ctas = plan.stream_k_ctas;
+    p.tiles_n = static_cast<int32_t>(tiles_n);
+    p.tiles_m = static_cast<int32_t>(tiles_m);
+    p.sk_iters = tiles * p.num_k_blocks;
+    p.sk_partials = ws.partials;
+    p.sk_counters = ws.counters;
+    l.grid = dim3(static_cast<unsigned>(plan.stream_k_ctas), 1, 1);
+  } else {
+    // The split_k CTAs of a tile are adjacent in x: one cluster.
+    l.grid = dim3(static_cast<unsigned>(tiles_n * plan.split_k), static_cast<unsigned>(tiles_m),
+                  static_cast<unsigned>(g.l));
+  }
 
 #define TGV_DISPATCH_SM90_TILE(cm, cn) \
   if (t.cta_m == cm && t.cta_n == cn) return launch_sm90_tile<cm, cn>(l);

@@ -18,21 +18,23 @@ void launch_sm90_instance(const Sm90Launch& l) {
   static_assert(T::kEpilogueBytes == sm90_epilogue_bytes(T::kCtaM, T::kCtaN) &&
                     T::kPartialBytes == sm90_partial_bytes(T::kCtaM, T::kCtaN),
                 "the planner sizes the ring's reuse (src/tactics) differently from the kernel");
-  auto kernel = kernels::sm90::tgv_gemm_sm90<T>;
+  static_assert(kernels::sm90::kDirectStoreMaxTokens == 16, "sm90_stream_k_epilogue_bytes (src/tactics) assumes 16");
+  auto kernel = kernels::sm90::tgv_gemm_sm90<T, kernels::sm90::NoHooks>;
   // To the most any stage count of this instance can ask for.
   static std::atomic<uint64_t> opted_in{0}, nonportable{0};
   set_attribute_once(opted_in, l.device, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSm90SmemBytes));
   // The epilogue tile and the split-K partials reuse the drained ring; the
   // planner only hands over stage counts whose ring holds them.
-  const int ring_bytes = l.smem_bytes - int(kSmemReserveBytes);
+  const int ring_bytes = int(l.params.stages * (T::kCtaM + T::kCtaN) * T::kCtaK * 2);
   if (T::kEpilogueBytes > ring_bytes || (l.params.split_k > 1 && T::kPartialBytes > ring_bytes))
     throw Error(TGV_ERROR_INTERNAL, "the SM90 epilogue or split-K partials do not fit the pipeline ring");
   // A residual or an fp32 out stages an fp32 tile (token tiles wider than the
-  // direct-store ones): the deepest ring holds it, an explicit shallow one may not.
+  // direct-store ones): the deepest ring holds it, an explicit shallow one may
+  // not (stream-K stages it in bytes of its own).
   const kernels::sm90::Params& p = l.params;
   const int tile32 = (p.act != kernels::kActNone ? T::kCtaM / 2 : T::kCtaM) * T::kCtaN * 4;
-  if (T::kCtaN > kernels::sm90::kDirectStoreMaxTokens && (p.residual != nullptr || p.out_type == kernels::kOutFp32) &&
-      tile32 > ring_bytes)
+  if (!p.stream_k && T::kCtaN > kernels::sm90::kDirectStoreMaxTokens &&
+      (p.residual != nullptr || p.out_type == kernels::kOutFp32) && tile32 > ring_bytes)
     throw Error(TGV_ERROR_NOT_SUPPORTED,
                 strfmt("stages=%d: the %dx%dx%d tile's ring of %d bytes cannot hold the %d-byte fp32 tile that a "
                        "residual or an fp32 out is staged in; use stages=0 (the deepest ring) or at least %d",
@@ -43,7 +45,7 @@ void launch_sm90_instance(const Sm90Launch& l) {
     set_attribute_once(nonportable, l.device, kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   // A split-K tile's CTAs are one cluster, adjacent along x.
   launch_kernel(kernel, l.grid, dim3(T::kThreads), static_cast<size_t>(l.smem_bytes), l.stream, l.pdl,
-                static_cast<unsigned>(l.params.split_k), l.tmap_w, l.tmap_x, l.params);
+                static_cast<unsigned>(l.params.split_k), l.tmap_w, l.tmap_x, l.params, kernels::sm90::NoHooks{});
 }
 
 template <int kCtaM, int kCtaN, int kCtaK>

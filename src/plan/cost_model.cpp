@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "common/strfmt.hpp"
 
@@ -23,6 +26,12 @@ constexpr double kK64Factor = 0.6;    // 64-column stages: smaller TMA boxes (pe
 constexpr double kSplitUs = 0.0;      // a split-K cluster's two barriers: below the fit's resolution
 constexpr double kPerRankUs = 0.0;    // each peer's partials through DSMEM: likewise
 constexpr double kWaveUs = 3.0;       // a wave's tail and the next one's first loads
+// Stream-K's fix-up: partial tiles through L2 and the last contributor's sum.
+// Not yet fitted (no sweep of stream-K yet): a guess that keeps it to shapes
+// where the waves it saves are worth more than a split cluster would give.
+constexpr double kStreamKFixupUs = 1.5;
+// Whether auto's candidates include stream-K: not until its price is fitted.
+constexpr bool kStreamKInAuto = false;
 
 struct Price {
   int32_t cta_n;
@@ -72,20 +81,54 @@ const Price& price_for(int32_t cta_n) {
 // The predicted time less the fixed cost: the waves of streaming.
 double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const DeviceInfo& dev) {
   const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+  const int64_t k_blocks = ceil_div(g.k, t.cta_k);
+  const double box = t.cta_k == 64 ? kK64Factor : 1.0;
+  const double hbm = kHbmGbps * bandwidth_scale(dev);
+  auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
+    return bytes_per_cta / std::min(kSmGbps * bandwidth_scale(dev) * box, hbm / double(active)) * 1e-3;
+  };
+  if (split == kSplitKStream) {
+    const int64_t ctas = stream_k_ctas(g, t, dev);
+    const int64_t iters_per_cta = ceil_div(tiles * k_blocks, ctas);
+    const bool fixup = tiles % ctas != 0;  // else every CTA holds whole tiles
+    return stream_us(double(t.cta_m) * double(iters_per_cta * t.cta_k) * 2.0, ctas) + (fixup ? kStreamKFixupUs : 0.0);
+  }
   const int64_t clusters = resident_clusters(dev, split);
   const int64_t waves = ceil_div(tiles, clusters);
   const int64_t active = std::min(tiles, clusters) * split;
-  const int64_t kb_per_cta = ceil_div(ceil_div(g.k, t.cta_k), split);
-  const double bytes_per_cta = double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0;
-  const double box = t.cta_k == 64 ? kK64Factor : 1.0;
-  const double hbm = kHbmGbps * bandwidth_scale(dev);
-  const double rate = std::min(kSmGbps * bandwidth_scale(dev) * box, hbm / double(active));  // bytes per ns
-  double us = double(waves) * bytes_per_cta / rate * 1e-3 + double(waves - 1) * kWaveUs;
+  const int64_t kb_per_cta = ceil_div(k_blocks, split);
+  double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
+              double(waves - 1) * kWaveUs;
   if (split > 1) us += kSplitUs + kPerRankUs * (split - 1);
   return us;
 }
 
 }  // namespace
+
+int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
+  const int64_t extra = split_k == kSplitKStream ? sm90_stream_k_epilogue_bytes(t.cta_m, t.cta_n) : 0;
+  return stages_for(t, dev.smem_optin_bytes - extra);
+}
+
+int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev, std::string* why) {
+  auto refuse = [&](std::string r) {
+    if (why != nullptr) *why = std::move(r);
+    return 0;
+  };
+  if (t.arch != 90) return refuse(strfmt("tactic=%d is an sm_%d tactic; stream-K is the sm_90 kernel's", t.id, t.arch));
+  if (int64_t(t.cta_m) * t.cta_n > kStreamKMaxTileFloats)
+    return refuse(strfmt("the %dx%d tile's partial sums are over the workspace's %lld-float slots", t.cta_m, t.cta_n,
+                         (long long)kStreamKMaxTileFloats));
+  const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+  if (tiles > kStreamKMaxTiles)
+    return refuse(strfmt("%lld tiles: over the workspace's %lld counters", (long long)tiles,
+                         (long long)kStreamKMaxTiles));
+  const int64_t ctas = std::min<int64_t>(dev.num_sms, tiles * ceil_div(g.k, t.cta_k) / kStreamKMinItersPerCta);
+  if (ctas < 2)
+    return refuse(strfmt("%lld tiles of %lld K blocks are too few to share out", (long long)tiles,
+                         (long long)ceil_div(g.k, t.cta_k)));
+  return static_cast<int32_t>(ctas);
+}
 
 int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
   if (size >= 1 && size < int32_t(dev.max_clusters.size()) && dev.max_clusters[size] > 0)
@@ -124,17 +167,27 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
     if (t.arch != 90 || (tactic_id >= 0 ? i != tactic_id : t.cta_n != cta_n)) continue;
-    const int32_t deepest = stages_for(t, dev.smem_optin_bytes);
     const int64_t k_blocks = ceil_div(g.k, t.cta_k);
     const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
-    const int32_t lo = split_k > 0 ? split_k : 1, hi = split_k > 0 ? split_k : kMaxModelSplitK;
-    for (int32_t split = lo; split <= hi; ++split) {
+    // Split 1..8, then stream-K (kSplitKStream), or the one asked for.
+    std::vector<int32_t> splits;
+    if (split_k != 0) {
+      splits.push_back(split_k);
+    } else {
+      for (int32_t s = 1; s <= kMaxModelSplitK; ++s) splits.push_back(s);
+      if (kStreamKInAuto) splits.push_back(kSplitKStream);
+    }
+    for (int32_t split : splits) {
       Sm90Candidate c;
       c.tactic = i;
       c.split_k = split;
+      const int32_t deepest = sm90_deepest_stages(t, split, dev);
+      std::string stream_k_why;
       if (deepest == 0)
         c.pruned = strfmt("needs %lld bytes of shared memory for 2 stages; the device offers %lld",
-                          (long long)smem_bytes_for(t, 2), (long long)dev.smem_optin_bytes);
+                          (long long)sm90_smem_bytes(t, 2, split), (long long)dev.smem_optin_bytes);
+      else if (split == kSplitKStream && stream_k_ctas(g, t, dev, &stream_k_why) == 0)
+        c.pruned = "stream-K: " + stream_k_why;
       else if (split > 1 && split_k == 0 && k_blocks < kMinKBlocksPerSplit * split)
         c.pruned = strfmt("split %d leaves fewer than %lld of the %lld K blocks per slice", split,
                           (long long)kMinKBlocksPerSplit, (long long)k_blocks);

@@ -23,9 +23,18 @@ inline constexpr int32_t kMaxModelSplitK = 8;
 // Each slice keeps at least this many K blocks, enough to fill its ring.
 inline constexpr int64_t kMinKBlocksPerSplit = 4;
 
+// The deepest ring of tactic t at split_k on this device (stream-K gives its
+// staged epilogue bytes of their own); 0 when not even two stages fit.
+int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& dev);
+
+// Stream-K's grid for tactic t: one CTA per SM, fewer where the problem has
+// fewer than kStreamKMinItersPerCta K blocks per SM; 0 (and why, if asked)
+// where stream-K cannot run it.
+int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev, std::string* why = nullptr);
+
 struct Sm90Candidate {
   int32_t tactic = -1;
-  int32_t split_k = 1;
+  int32_t split_k = 1;  // kSplitKStream: stream-K
   double us = 0;       // predicted; 0 when pruned
   std::string pruned;  // why the candidate is out; empty if it is in
 };
@@ -35,7 +44,7 @@ struct Sm90Candidate {
 // an even share of the SMs.
 int32_t resident_clusters(const DeviceInfo& dev, int32_t size);
 
-// Predicted time of tactic t at split_k with its deepest ring.
+// Predicted time of tactic t at split_k (or stream-K) with its deepest ring.
 double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev);
 
 // Predicted time of cuBLASLt for the same GEMM.
@@ -46,8 +55,9 @@ double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev);
 bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us);
 
 // Every SM90 candidate for g: the tactics whose token tile is the smallest
-// that covers M (the weights are then read once), each split 1..8; pruned ones
-// carry the reason. `tactic` >= 0 or `split_k` > 0 fix that part.
+// that covers M (the weights are then read once), each split 1..8 and
+// stream-K; pruned ones carry the reason. `tactic` >= 0 or `split_k` != 0 fix
+// that part.
 std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1,
                                            int32_t split_k = 0);
 

@@ -138,16 +138,17 @@ int32_t ladder_sm100(const GemmDesc& g, const DeviceInfo& dev) {
 namespace {
 
 // Why `stages` (0: the deepest) cannot run tactic t on this device; empty if it can.
-std::string stages_reason(const Tactic& t, int32_t stages, const DeviceInfo& dev) {
+std::string stages_reason(const Tactic& t, int32_t stages, const DeviceInfo& dev, int32_t split_k = 1) {
   if (stages == 0) return {};
   if (t.stages > 0 && stages != t.stages)
     return strfmt("stages=%d: tactic=%d (sm_%d) runs a fixed %d-stage pipeline; use stages=0 or %d", stages, t.id,
                   t.arch, t.stages, t.stages);
-  if (smem_bytes_for(t, stages) > dev.smem_optin_bytes)
-    return strfmt("stages=%d: tactic=%d needs %lld bytes of shared memory for %d stages; device %d (%s) offers %lld "
+  if (sm90_smem_bytes(t, stages, split_k) > dev.smem_optin_bytes)
+    return strfmt("stages=%d: tactic=%d%s needs %lld bytes of shared memory for %d stages; device %d (%s) offers %lld "
                   "(at most %d stages)",
-                  stages, t.id, (long long)smem_bytes_for(t, stages), stages, dev.ordinal, dev.name.c_str(),
-                  (long long)dev.smem_optin_bytes, stages_for(t, dev.smem_optin_bytes));
+                  stages, t.id, split_k == kSplitKStream ? " with stream-K" : "",
+                  (long long)sm90_smem_bytes(t, stages, split_k), stages, dev.ordinal, dev.name.c_str(),
+                  (long long)dev.smem_optin_bytes, sm90_deepest_stages(t, split_k, dev));
   return {};
 }
 
@@ -167,14 +168,16 @@ std::string ring_reason(const Tactic& t, int32_t stages, int32_t split_k) {
 
 // A tuned tgv choice is used only where it is still legal for this problem.
 bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
-  if (c.tactic < 0 || c.tactic >= kNumTactics || c.split_k < 1 || c.split_k > kMaxSplitK) return false;
+  const bool stream_k = c.split_k == kSplitKStream;
+  if (c.tactic < 0 || c.tactic >= kNumTactics || (!stream_k && (c.split_k < 1 || c.split_k > kMaxSplitK))) return false;
   if (c.stages < 0 || c.stages > kMaxStages || c.stages == 1) return false;
   const Tactic& t = tactics()[c.tactic];
-  if (t.arch == 100 && c.split_k > 1) return false;  // the sm_100 kernel has no split-K
-  const int32_t deepest = stages_for(t, dev.smem_optin_bytes);
+  if (t.arch == 100 && c.split_k != 1) return false;  // the sm_100 kernel has no split-K
+  if (stream_k && stream_k_ctas(g, t, dev) == 0) return false;
+  const int32_t deepest = sm90_deepest_stages(t, c.split_k, dev);
   const int32_t stages = c.stages > 0 ? c.stages : deepest;
   return t.arch == arch_family(dev.sm()) && deepest > 0 && c.split_k <= ceil_div(g.k, t.cta_k) &&
-         stages_reason(t, c.stages, dev).empty() && ring_reason(t, stages, c.split_k).empty();
+         stages_reason(t, c.stages, dev, c.split_k).empty() && ring_reason(t, stages, c.split_k).empty();
 }
 
 }  // namespace
@@ -184,7 +187,9 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   Plan p;
   p.pdl = o.pdl != 0;
   if (o.backend == TGV_BACKEND_CUBLAS) return p;
-  const bool tgv_required = o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1 || o.stages > 0;
+  const bool stream_k_asked = o.split_k == kSplitKStream;
+  const bool tgv_required =
+      o.backend == TGV_BACKEND_TGV || o.tactic >= 0 || o.split_k > 1 || stream_k_asked || o.stages > 0;
   const bool blackwell = dev.sm() == 100 || dev.sm() == 103;
   // A family the gate disabled, and Blackwell until its self-check passed, are
   // refused here: auto falls back to cuBLASLt, backend=tgv gets the reason.
@@ -206,8 +211,9 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   if (blackwell) {
     if (tuned == nullptr && !tgv_required && g.m > kMaxSm100AutoTokens) return p;
     p.backend = TGV_BACKEND_TGV;
-    if (o.split_k > 1)
-      throw_unsupported(strfmt("split_k=%d: the sm_100 tgv kernel has no split-K; use split_k=0 or 1", o.split_k));
+    if (o.split_k > 1 || stream_k_asked)
+      throw_unsupported(strfmt("split_k=%d: the sm_100 tgv kernel has no split-K or stream-K; use split_k=0 or 1",
+                               o.split_k));
     p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : ladder_sm100(g, dev);
     if (std::string r = stages_reason(tactic(p.tactic), o.stages, dev); !r.empty()) throw_unsupported(r);
     p.stages = stages_for(tactic(p.tactic), dev.smem_optin_bytes);
@@ -221,7 +227,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
     pick = best_sm90(g, dev, o.tactic, o.split_k);
     // An explicit split no candidate can run: plan the tactic alone, and the
     // checks below name what is wrong with the split.
-    if (pick.tactic < 0 && o.split_k > 0) pick = best_sm90(g, dev, o.tactic, 0);
+    if (pick.tactic < 0 && o.split_k != 0) pick = best_sm90(g, dev, o.tactic, 0);
     if (pick.tactic < 0) {
       if (tgv_required) throw Error(TGV_ERROR_INTERNAL, "the cost model found no SM90 candidate that fits");
       return p;
@@ -232,17 +238,33 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   p.backend = TGV_BACKEND_TGV;
   p.tactic = o.tactic >= 0 ? o.tactic : tuned ? tuned->tactic : pick.tactic;
   const Tactic& t = tactic(p.tactic);
-  if (std::string r = stages_reason(t, o.stages, dev); !r.empty()) throw_unsupported(r);
-  const int32_t wanted = o.stages > 0 ? o.stages : tuned ? tuned->stages : 0;
-  p.stages = wanted > 0 ? wanted : stages_for(t, dev.smem_optin_bytes);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   if (o.split_k > k_blocks)
     throw_invalid(strfmt("split_k=%d: more than the %lld K blocks of %d columns that k=%lld has", o.split_k,
                          (long long)k_blocks, t.cta_k, (long long)g.k));
-  p.split_k = o.split_k > 0 ? o.split_k : tuned ? tuned->split_k : pick.split_k;
+  p.split_k = o.split_k != 0 ? o.split_k : tuned ? tuned->split_k : pick.split_k;
+  if (p.split_k == kSplitKStream) {
+    std::string why;
+    p.stream_k_ctas = stream_k_ctas(g, t, dev, &why);
+    if (p.stream_k_ctas == 0) {
+      if (stream_k_asked) throw_unsupported(strfmt("split_k=%d (stream-K): %s", o.split_k, why.c_str()));
+      p.split_k = 1;
+    }
+  }
+  // The library's own stream-K gives way to a caller's ring depth it cannot fit.
+  if (p.split_k == kSplitKStream && o.split_k == 0 && !stages_reason(t, o.stages, dev, p.split_k).empty()) {
+    p.split_k = 1;
+    p.stream_k_ctas = 0;
+  }
+  if (std::string r = stages_reason(t, o.stages, dev, p.split_k); !r.empty()) throw_unsupported(r);
+  const int32_t wanted = o.stages > 0 ? o.stages : tuned ? tuned->stages : 0;
+  p.stages = wanted > 0 ? wanted : sm90_deepest_stages(t, p.split_k, dev);
   // The library's own split-K keeps to what the ring can hold; a caller's is
   // refused below with the reason.
-  if (o.split_k == 0 && p.stages < min_stages_for(t, p.split_k)) p.split_k = 1;
+  if (o.split_k == 0 && p.stages < min_stages_for(t, p.split_k)) {
+    p.split_k = 1;
+    p.stream_k_ctas = 0;
+  }
   if (std::string r = ring_reason(t, p.stages, p.split_k); !r.empty())
     throw_unsupported(o.stages > 0 ? strfmt("stages=%d with split_k=%d: %s", o.stages, p.split_k, r.c_str())
                                    : strfmt("split_k=%d: %s", p.split_k, r.c_str()));

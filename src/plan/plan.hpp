@@ -40,7 +40,8 @@ struct Plan {
   tgv_backend backend = TGV_BACKEND_CUBLAS;
   int32_t tactic = -1;  // tgv only
   int32_t stages = 0;   // tgv only; always the count to launch, never 0
-  int32_t split_k = 1;  // tgv only
+  int32_t split_k = 1;  // tgv only; kSplitKStream: stream-K
+  int32_t stream_k_ctas = 0;  // stream-K: the grid, at most one CTA per SM
   bool pdl = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/cost_model.hpp"
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
@@ -41,6 +42,10 @@ std::vector<tgv_options> tune_candidates(const DeviceInfo& dev, int64_t n, int64
       for (int32_t stages : kTuneShallowStages)
         if (stages < deepest && stages >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, stages));
     }
+    // Stream-K at its deepest ring, where it can share the problem out.
+    GemmDesc g;
+    g.n = n, g.k = k, g.m = m, g.l = 1;
+    if (t.arch == 90 && stream_k_ctas(g, t, dev) > 0) out.push_back(tgv_candidate(t.id, kSplitKStream, 0));
   }
   tgv_options cublas;
   tgv_default_options(&cublas);

@@ -58,7 +58,7 @@ bool TuningTable::parse(const std::string& text, const std::string& gpu, int32_t
                           k > 0 && m > 0 && bucket(m) == m;
     const bool cublas = backend != nullptr && backend->text == "cublas";
     const bool tgv = backend != nullptr && backend->text == "tgv" && json_integer(e, "tactic", &tactic) &&
-                     json_integer(e, "split_k", &split) && tactic >= 0 && split >= 1 &&
+                     json_integer(e, "split_k", &split) && tactic >= 0 && (split >= 1 || split == kSplitKStream) &&
                      (e.get("stages") == nullptr || (json_integer(e, "stages", &stages) && stages >= 0));
     if (!shape_ok || !(cublas || tgv)) {
       entries_.clear();
@@ -103,7 +103,7 @@ std::string tuning_json(const std::string& gpu, int32_t sm_count, const std::str
     else if (e.m < 1 || e.m > 256 || TuningTable::bucket(e.m) != e.m) bad = "m (a power of two in [1, 256])";
     else if (!cublas && e.backend != TGV_BACKEND_TGV) bad = "backend (TGV_BACKEND_TGV or TGV_BACKEND_CUBLAS)";
     else if (!cublas && (e.tactic < 0 || e.tactic >= kNumTactics)) bad = "tactic";
-    else if (!cublas && (e.split_k < 1 || e.split_k > kMaxSplitK)) bad = "split_k";
+    else if (!cublas && (e.split_k < 1 || e.split_k > kMaxSplitK) && e.split_k != kSplitKStream) bad = "split_k";
     else if (!cublas && (e.stages < 0 || e.stages == 1 || e.stages > kMaxStages)) bad = "stages";
     else if (!std::isfinite(e.us) || e.us < 0) bad = "us";
     else if (!std::isfinite(e.cublas_us) || e.cublas_us < 0) bad = "cublas_us";

@@ -122,7 +122,7 @@ inline constexpr int32_t kMaxStages = 16;
 // Split-K runs the slices of a tile as one cluster: 16 CTAs is the largest
 // (non-portable) cluster Hopper schedules.
 inline constexpr int32_t kMaxSplitK = 16;
-static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8, "a full and an empty mbarrier per stage");
+static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8 + 4, "a full and an empty mbarrier per stage, a flag");
 inline constexpr int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2; }
 inline constexpr int64_t smem_bytes_for(const Tactic& t, int32_t stages) {
   return kSmemReserveBytes + stage_bytes(t) * stages;
@@ -141,10 +141,31 @@ inline constexpr int64_t sm90_epilogue_bytes(int64_t cta_m, int64_t cta_n) {
   return 2 * (cta_n * (cta_m + 8) > cta_m * (cta_n + 8) ? cta_n * (cta_m + 8) : cta_m * (cta_n + 8));
 }
 inline constexpr int64_t sm90_partial_bytes(int64_t cta_m, int64_t cta_n) { return cta_m * cta_n * 4; }
+
+// Stream-K (split_k == kSplitKStream, TGV_SPLIT_K_STREAM): one CTA per SM over
+// the flat (tile, K block) space (src/kernels/sm90/schedule.cuh). Its producers
+// refill the ring while a segment's epilogue runs, so a staged epilogue (token
+// tiles wider than the direct-store 16) has its own bytes after the reserve.
+// The fp32 partials live in a per-(device, stream) workspace of two slots per
+// SM of at most kStreamKMaxTileFloats each, with one counter per tile.
+inline constexpr int32_t kSplitKStream = -1;
+inline constexpr int64_t kStreamKMaxTileFloats = 128 * 64;
+inline constexpr int64_t kStreamKMaxTiles = 1 << 16;
+inline constexpr int64_t kStreamKMinItersPerCta = 4;  // K blocks a CTA streams at least: a ring's worth
+inline constexpr int64_t sm90_stream_k_epilogue_bytes(int64_t cta_m, int64_t cta_n) {
+  return cta_n <= 16 ? 0
+                     : (sm90_epilogue_bytes(cta_m, cta_n) > sm90_partial_bytes(cta_m, cta_n)
+                            ? sm90_epilogue_bytes(cta_m, cta_n)
+                            : sm90_partial_bytes(cta_m, cta_n));
+}
+// Dynamic shared memory of an SM90 launch at `stages` and split_k.
+inline constexpr int64_t sm90_smem_bytes(const Tactic& t, int32_t stages, int32_t split_k) {
+  return smem_bytes_for(t, stages) + (split_k == kSplitKStream ? sm90_stream_k_epilogue_bytes(t.cta_m, t.cta_n) : 0);
+}
 // The fewest stages whose ring holds what tactic t keeps there at split_k; at
 // least 2, the shallowest pipeline.
 inline constexpr int32_t min_stages_for(const Tactic& t, int32_t split_k) {
-  if (t.arch != 90) return 2;
+  if (t.arch != 90 || split_k == kSplitKStream) return 2;
   const int64_t epilogue = sm90_epilogue_bytes(t.cta_m, t.cta_n);
   const int64_t partials = split_k > 1 ? sm90_partial_bytes(t.cta_m, t.cta_n) : 0;
   const int64_t need = epilogue > partials ? epilogue : partials;

@@ -137,7 +137,7 @@ std::string tgv_cannot_run(const GemmCase& c) {
   }
   if (family == 100) {
     if (!c.x_k_major || !c.w_k_major) return "the sm_100 kernel reads K-major x and W only";
-    if (c.split_k > 1) return "the sm_100 kernel has no split-K";
+    if (c.split_k > 1 || c.split_k == TGV_SPLIT_K_STREAM) return "the sm_100 kernel has no split-K or stream-K";
     if (c.stages > 0 && (c.tactic < 0 || c.stages != t.stages)) return "an sm_100 tactic runs its own fixed depth";
   }
   return {};
@@ -159,7 +159,10 @@ std::string GemmCase::name() const {
   if (w_broadcast) s << "_wbcast";
   if (bias) s << "_bias";
   if (tactic >= 0) s << "_t" << tactic;
-  if (split_k) s << "_sk" << split_k;
+  if (split_k == TGV_SPLIT_K_STREAM)
+    s << "_streamk";
+  else if (split_k)
+    s << "_sk" << split_k;
   if (stages) s << "_st" << stages;
   if (!pdl) s << "_nopdl";
   if (graph) s << "_graph";

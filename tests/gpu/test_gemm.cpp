@@ -208,6 +208,77 @@ TEST_P(TgvSplitK, MatchesReference) {
 }
 INSTANTIATE_TEST_SUITE_P(Factors, TgvSplitK, ::testing::Values(1, 2, 3, 4, 5, 8, 16));
 
+// Stream-K over the grid's cases that it can share out (M within a 64 x 128
+// tile, at least 8 K blocks of 128 per the problem): tails, layouts, padding,
+// batches, bias, PDL off, the legacy stream and graph capture, each run twice
+// and compared bitwise (run_case). A stream-K tile's partial sums meet in CTA
+// order whichever CTA finishes it, so a repeated run must be bitwise equal.
+std::vector<GemmCase> stream_k_grid() {
+  std::vector<GemmCase> cases;
+  for (GemmCase c : grid(TGV_BACKEND_TGV)) {
+    if (c.m > 128 || ((c.n + 127) / 128) * ((c.k + 127) / 128) * c.l < 8) continue;
+    c.split_k = TGV_SPLIT_K_STREAM;
+    cases.push_back(c);
+  }
+  // Few tiles over deep K: each tile's K blocks span tens of CTAs, so most
+  // tiles are summed from many partials; token tiles beyond one, bias.
+  for (GemmCase c : {shape(8, 128, 16384), shape(8, 192, 8192), shape(33, 200, 6000), shape(100, 72, 4104, 2)}) {
+    c.backend = TGV_BACKEND_TGV;
+    c.split_k = TGV_SPLIT_K_STREAM;
+    c.bias = c.m != 33;
+    cases.push_back(c);
+  }
+  return cases;
+}
+class TgvStreamK : public ::testing::TestWithParam<GemmCase> {};
+TEST_P(TgvStreamK, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  expect_case(GetParam());
+}
+INSTANTIATE_TEST_SUITE_P(Grid, TgvStreamK, ::testing::ValuesIn(stream_k_grid()),
+                         [](const auto& info) { return info.param.name(); });
+
+// Every tactic under stream-K: the SM90 ones whose partial tile fits the
+// workspace's slots compute; a wider one is refused up front, nothing written.
+class TgvStreamKTactic : public ::testing::TestWithParam<int32_t> {};
+TEST_P(TgvStreamKTactic, MatchesReferenceOrRefuses) {
+  TGV_REQUIRE_GPU();
+  tgv_tactic_info info;
+  ASSERT_EQ(tgv_get_tactic(GetParam(), &info), TGV_SUCCESS);
+  for (GemmCase c : {shape(37, 1000, 1000), shape(130, 264, 520, 2), shape(9, 333, 1088)}) {
+    c.backend = TGV_BACKEND_TGV;
+    c.tactic = GetParam();
+    c.split_k = TGV_SPLIT_K_STREAM;
+    c.bias = c.l == 2;
+    SCOPED_TRACE(c.name());
+    if (const std::string why = tgv_test::tgv_cannot_run(c); !why.empty())
+      GTEST_SKIP() << "cannot run on this device: " << why;
+    const CaseResult r = tgv_test::run_case(c);
+    for (const std::string& f : r.failures) ADD_FAILURE() << f;
+    const bool fits = int64_t(info.cta_m) * info.cta_n <= tgv::detail::kStreamKMaxTileFloats;
+    EXPECT_EQ(r.status, fits ? TGV_SUCCESS : TGV_ERROR_NOT_SUPPORTED) << tgv_status_name(r.status) << ": " << r.message;
+    if (!fits) EXPECT_NE(r.message.find("stream-K"), std::string::npos) << r.message;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(All, TgvStreamKTactic, ::testing::Range(0, tgv_num_tactics()));
+
+// A problem too small to share out (one tile of one K block), and one whose
+// token tile is too wide for the workspace's slots: refused, nothing written.
+TEST(TgvStreamKLimit, UnsharableProblemsAreRefused) {
+  TGV_REQUIRE_GPU();
+  for (GemmCase c : {shape(1, 33, 8), shape(200, 1024, 4096)}) {
+    c.backend = TGV_BACKEND_TGV;
+    c.split_k = TGV_SPLIT_K_STREAM;
+    SCOPED_TRACE(c.name());
+    if (const std::string why = tgv_test::tgv_cannot_run(c); !why.empty())
+      GTEST_SKIP() << "cannot run on this device: " << why;
+    const CaseResult r = tgv_test::run_case(c);
+    for (const std::string& f : r.failures) ADD_FAILURE() << f;
+    EXPECT_EQ(r.status, TGV_ERROR_NOT_SUPPORTED) << tgv_status_name(r.status) << ": " << r.message;
+    EXPECT_NE(r.message.find("split_k=-1 (stream-K)"), std::string::npos) << r.message;
+  }
+}
+
 // Explicit ring depths, the shallowest included, alone and under split-K: the
 // ring wraps many times over K, and the epilogue and the split-K partials
 // reuse a small ring. A depth whose ring cannot hold them (min_stages_for) must

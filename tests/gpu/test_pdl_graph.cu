@@ -92,8 +92,8 @@ __global__ void late_writer(__nv_bfloat16* x, const __nv_bfloat16* fresh, size_t
 struct Variant {
   int tactic, split_k;
 };
-// One tile of each consumer count, and a split-K cluster.
-const Variant kVariants[] = {{0, 1}, {7, 1}, {1, 4}, {-1, 0}};
+// One tile of each consumer count, a split-K cluster, stream-K on both.
+const Variant kVariants[] = {{0, 1}, {7, 1}, {1, 4}, {-1, 0}, {0, TGV_SPLIT_K_STREAM}, {7, TGV_SPLIT_K_STREAM}};
 
 // Why this device cannot run a variant (its tactic is another family's, or
 // split-K where the family has none); empty if it must.
@@ -167,7 +167,7 @@ TEST(Pdl, ChainOfGemmsMatchesTheSynchronizedChainBitwise) {
   Chain chain;
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  for (const Variant& v : {Variant{-1, 1}, Variant{-1, 0}, Variant{-1, 2}}) {
+  for (const Variant& v : {Variant{-1, 1}, Variant{-1, 0}, Variant{-1, 2}, Variant{-1, TGV_SPLIT_K_STREAM}}) {
     SCOPED_TRACE(testing::Message() << "split_k " << v.split_k);
     SKIP_VARIANT_IF_NOT_HERE(v);
     chain.act[0]->upload(random_bf16(size_t(Chain::kM) * chain.dims[0], 1.0f, 99));
@@ -188,11 +188,14 @@ TEST(Pdl, ChainOfGemmsMatchesTheSynchronizedChainBitwise) {
   CUDA_OK(cudaStreamDestroy(stream));
 }
 
-void check_graph_replay(int pdl) {
+void check_graph_replay(int pdl, const Variant& v) {
+  if (const std::string why = cannot_run(v); !why.empty()) {
+    std::printf("variant split_k %d not run: %s\n", v.split_k, why.c_str());
+    return;
+  }
   Chain chain;
   cudaStream_t stream;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const Variant v{-1, 0};
   cudaGraph_t graph;
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   chain.run(pdl, v, stream, false);
@@ -219,12 +222,14 @@ void check_graph_replay(int pdl) {
 
 TEST(Graph, CapturedChainWithPdlReplaysBitwise) {
   TGV_REQUIRE_TGV_FAMILY();
-  check_graph_replay(1);
+  check_graph_replay(1, Variant{-1, 0});
+  check_graph_replay(1, Variant{-1, TGV_SPLIT_K_STREAM});  // its workspace is first seen under capture
 }
 
 TEST(Graph, CapturedChainWithoutPdlReplaysBitwise) {
   TGV_REQUIRE_TGV_FAMILY();
-  check_graph_replay(0);
+  check_graph_replay(0, Variant{-1, 0});
+  check_graph_replay(0, Variant{-1, TGV_SPLIT_K_STREAM});
 }
 
 TEST(Graph, CublasBackendIsCapturableAfterWarmUp) {

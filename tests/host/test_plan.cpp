@@ -12,6 +12,7 @@
 #include "plan/cost_model.hpp"
 #include "plan/device_info.hpp"
 #include "plan/plan.hpp"
+#include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
 
 namespace {
@@ -235,7 +236,7 @@ TEST(Plan, AutoFollowsTheCostModel) {
         EXPECT_EQ(t.backend, TGV_BACKEND_TGV);
         EXPECT_EQ(t.tactic, best.tactic);
         EXPECT_EQ(t.split_k, best.split_k);
-        EXPECT_EQ(t.stages, stages_for(tactic(t.tactic), kH200.smem_optin_bytes));
+        EXPECT_EQ(t.stages, sm90_deepest_stages(tactic(t.tactic), t.split_k, kH200));
         if (a.backend == TGV_BACKEND_TGV) {
           EXPECT_EQ(a.tactic, t.tactic);
           EXPECT_EQ(a.split_k, t.split_k);
@@ -551,6 +552,63 @@ TEST(UnsupportedReason, TmaPlaneOver4GiB) {
   EXPECT_EQ(plan(desc(16, 65536, 32768), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
   EXPECT_TRUE(throws([] { plan(desc(16, 65536, 32768), options(TGV_BACKEND_TGV), kH200); }, TGV_ERROR_NOT_SUPPORTED,
                      "w"));
+}
+
+}  // namespace
+
+namespace {
+
+// Stream-K, asked for: one CTA per SM (fewer where the problem has fewer than
+// four K blocks per SM), the deepest ring that leaves the staged epilogue its
+// own bytes, and precise refusals where it cannot share the problem out.
+TEST(Plan, StreamKAskedFor) {
+  const int32_t stream = TGV_SPLIT_K_STREAM;
+  ASSERT_EQ(stream, kSplitKStream);
+  {
+    const Plan p = plan(desc(8, 5120, 2880), options(TGV_BACKEND_TGV, -1, stream), kH200);
+    EXPECT_EQ(p.split_k, stream);
+    EXPECT_EQ(p.stream_k_ctas, 132);
+    EXPECT_EQ(p.stages, sm90_deepest_stages(tactic(p.tactic), stream, kH200));
+    EXPECT_GE(tactic(p.tactic).cta_n, 8);
+  }
+  {
+    // 2 tiles of 64 rows x 32 K blocks: 64 iterations, 16 CTAs of 4.
+    const Plan p = plan(desc(1, 128, 4096), options(TGV_BACKEND_TGV, 0, stream), kH200);
+    EXPECT_EQ(p.stream_k_ctas, int32_t(2 * 32 / kStreamKMinItersPerCta));
+  }
+  {
+    // A 32-token tile stages its epilogue: stream-K's ring is shallower.
+    const Plan s = plan(desc(32, 4096, 4096), options(TGV_BACKEND_TGV, -1, stream), kH200);
+    const Tactic& t = tactic(s.tactic);
+    EXPECT_GT(sm90_stream_k_epilogue_bytes(t.cta_m, t.cta_n), 0);
+    EXPECT_LE(sm90_deepest_stages(t, stream, kH200), stages_for(t, kH200.smem_optin_bytes));
+    EXPECT_LE(sm90_smem_bytes(t, s.stages, stream), kH200.smem_optin_bytes);
+  }
+  EXPECT_TRUE(throws([] { plan(desc(1, 33, 8), options(TGV_BACKEND_TGV, -1, stream), kH200); },
+                     TGV_ERROR_NOT_SUPPORTED, "split_k=-1 (stream-K): 1 tiles of 1 K blocks are too few"));
+  EXPECT_TRUE(throws([] { plan(desc(200, 4096, 4096), options(TGV_BACKEND_TGV, -1, stream), kH200); },
+                     TGV_ERROR_NOT_SUPPORTED, "split_k=-1 (stream-K): the 64x256 tile's partial sums"));
+  EXPECT_TRUE(throws([] { plan(desc(16, 4096, 4096), options(TGV_BACKEND_AUTO, -1, stream), kB200); },
+                     TGV_ERROR_NOT_SUPPORTED, ""));
+}
+
+// A tuning file's stream-K entry is used where stream-K can run the shape,
+// and falls back to the cost model where it cannot.
+TEST(Plan, TunedStreamKEntry) {
+  TuningTable table;
+  std::string error;
+  const std::string text = std::string(R"({"format": ")") + kTuningFormat + R"(", "library_version": ")" +
+                           tgv_version_string() + R"(", "gpu": "test-sm90", "sm_count": 132, "entries": [
+      {"n": 5120, "k": 2880, "m": 8, "backend": "tgv", "tactic": 0, "split_k": -1, "stages": 0, "us": 8.0},
+      {"n": 33, "k": 8, "m": 1, "backend": "tgv", "tactic": 0, "split_k": -1, "stages": 0, "us": 8.0}]})";
+  ASSERT_TRUE(table.parse(text, "test-sm90", 132, tgv_version_string(), &error)) << error;
+  const Plan p = plan(desc(8, 5120, 2880), options(TGV_BACKEND_AUTO), kH200, &table);
+  EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
+  EXPECT_EQ(p.tactic, 0);
+  EXPECT_EQ(p.split_k, kSplitKStream);
+  EXPECT_EQ(p.stream_k_ctas, 132);
+  const Plan q = plan(desc(1, 33, 8), options(TGV_BACKEND_TGV), kH200, &table);
+  EXPECT_NE(q.split_k, kSplitKStream) << "one tile of one K block: the entry is not usable";
 }
 
 }  // namespace

@@ -65,8 +65,14 @@ void expect_well_formed(const tgv_device_desc& d, int64_t n, int64_t k, int64_t 
     EXPECT_GE(t.cta_n, std::min<int64_t>(m, 256));
     if (cta_n == 0) cta_n = t.cta_n;
     EXPECT_EQ(t.cta_n, cta_n) << "one token tile";
-    EXPECT_GE(o.split_k, 1) << "split-K explicit";
+    EXPECT_TRUE(o.split_k >= 1 || o.split_k == tgv::detail::kSplitKStream) << "split-K explicit";
     EXPECT_LE(o.split_k, ceil_div(k, t.cta_k));
+    if (o.split_k == tgv::detail::kSplitKStream) {
+      EXPECT_EQ(t.arch, 90) << "stream-K is the sm_90 kernel's";
+      EXPECT_EQ(o.stages, 0) << "stream-K at its deepest ring";
+      EXPECT_TRUE(seen.emplace(o.tactic, o.split_k, o.stages).second) << "candidate " << i << " twice";
+      continue;
+    }
     if (o.split_k > 1) {
       EXPECT_LE(ceil_div(n, t.cta_m) * ceil_div(m, t.cta_n) * o.split_k, 2 * d.sm_count);
     }
@@ -103,10 +109,12 @@ TEST(TuneCandidates, Sm90TriesEveryTileOfTheTokenTileAtEverySplitAndTwoDepths) {
       want.emplace(id, split, 0);
       if (deepest > 8) want.emplace(id, split, 8);  // a shallower ring only where the deepest is deeper
     }
+    want.emplace(id, tgv::detail::kSplitKStream, 0);  // 64 or 32 tiles of 32 K blocks: stream-K shares them out
   }
   EXPECT_EQ(got, want);
   std::set<int32_t> splits;
-  for (const auto& [id, split, stages] : got) splits.insert(split);
+  for (const auto& [id, split, stages] : got)
+    if (split > 0) splits.insert(split);
   EXPECT_EQ(splits, (std::set<int32_t>{1, 2, 3, 4, 5, 6, 7, 8})) << "the 128-row tiles reach split-K 8";
 }
 

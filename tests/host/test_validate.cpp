@@ -319,8 +319,8 @@ TEST(ValidateOptions, PdlNotBoolean) {
 }
 TEST(ValidateOptions, NegativeSplitK) {
   auto o = default_options();
-  o.split_k = -1;
-  EXPECT_TRUE(validate_fails(make_problem(16, 64, 64), TGV_ERROR_INVALID_ARGUMENT, {"split_k=-1"}, o));
+  o.split_k = -2;  // -1 is TGV_SPLIT_K_STREAM
+  EXPECT_TRUE(validate_fails(make_problem(16, 64, 64), TGV_ERROR_INVALID_ARGUMENT, {"split_k=-2"}, o));
 }
 TEST(ValidateOptions, SplitKAboveClusterLimit) {
   auto o = default_options();

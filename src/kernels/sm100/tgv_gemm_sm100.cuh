@@ -40,6 +40,7 @@
 #include <utility>
 
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/ring.cuh"
 #include "kernels/sm100/sm100_params.hpp"
 
 // The CuTe wrappers below compile to a trap when the target lacks tcgen05, so a
@@ -194,22 +195,6 @@ __device__ __forceinline__ void umma_commit(uint64_t* bar) {
   else
     cutlass::arch::umma_arrive_multicast_2x1SM(bar, uint16_t(0b11));
 }
-
-// A walk around the ring: stage index and the barrier parity to wait for, which
-// flips after each lap. The producers start at parity 1 on the empty barriers
-// (a fresh barrier passes a wait for the phase "before" phase 0, so the first lap
-// does not block); the MMA starts at parity 0 on the full barriers.
-struct RingCursor {
-  int stage = 0;
-  uint32_t phase;
-  __device__ explicit RingCursor(uint32_t initial_phase) : phase(initial_phase) {}
-  __device__ void advance(int stages) {
-    if (++stage == stages) {
-      stage = 0;
-      phase ^= 1;
-    }
-  }
-};
 
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1)

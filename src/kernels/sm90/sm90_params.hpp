@@ -13,8 +13,6 @@ namespace tgv::kernels::sm90 {
 inline constexpr int kChunkK = detail::kSm90ChunkK;
 using detail::kMaxStages;  // barrier slots reserved beside the ring
 
-enum class L2Policy : int32_t { Normal, EvictFirst, EvictLast };
-
 struct Params {
   void* out;
   const void* bias;  // nullptr: no bias
@@ -24,7 +22,6 @@ struct Params {
   // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
   // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.
   int32_t w_folded, x_folded;
-  L2Policy w_policy, x_policy;  // of the TMA loads
   int32_t out_row_major;
   int32_t out_vectorized;  // 16-byte stores are aligned for every row and batch
   int64_t out_ld, out_batch_stride;
@@ -35,9 +32,16 @@ struct Params {
   const void* residual;  // nullptr: none; laid out like out
   int32_t res_vectorized;
   int64_t res_ld, res_batch_stride;
-#ifdef TGV_TRACE
-  uint64_t* trace;  // experiment builds: kTraceSlots words per CTA (trace.cuh)
-#endif
+  // Stream-K (stream_k != 0; split_k is 1): the grid's sk_ctas CTAs share the
+  // flat (tile, K block) space evenly, tile-major, tiles ordered (batch, weight
+  // tile, token tile). A tile whose K blocks span several CTAs is summed by the
+  // last to finish it, in CTA order, from fp32 partials in a workspace (two
+  // slots per CTA) and a per-tile arrival counter that it resets to zero.
+  int32_t stream_k;
+  int32_t sk_ctas, tiles_n, tiles_m;
+  int64_t sk_iters;  // tiles * num_k_blocks
+  float* sk_partials;
+  uint32_t* sk_counters;  // zero between kernels
 };
 
 }  // namespace tgv::kernels::sm90

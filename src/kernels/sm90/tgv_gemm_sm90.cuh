@@ -39,13 +39,10 @@
 
 #include "kernels/common/epilogue_math.cuh"
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/ring.cuh"
+#include "kernels/sm90/hooks.cuh"
+#include "kernels/sm90/schedule.cuh"
 #include "kernels/sm90/sm90_params.hpp"
-#ifdef TGV_TRACE
-#include "kernels/sm90/trace.cuh"
-#define TGV_TRACE_POINT(slot) trace_point(p.trace, slot)
-#else
-#define TGV_TRACE_POINT(slot) ((void)0)
-#endif
 
 namespace tgv::kernels::sm90 {
 
@@ -107,13 +104,6 @@ struct Traits {
                                                                       : kCtaM * kStagePitchColMajor);
   static constexpr int kPartialBytes = kCtaM * kCtaN * 4;  // a CTA's fp32 partial sums, for split-K
 };
-
-__device__ __forceinline__ uint64_t cache_hint(L2Policy policy) {
-  using cute::TMA::CacheHintSm90;
-  return static_cast<uint64_t>(policy == L2Policy::EvictFirst  ? CacheHintSm90::EVICT_FIRST
-                               : policy == L2Policy::EvictLast ? CacheHintSm90::EVICT_LAST
-                                                               : CacheHintSm90::EVICT_NORMAL);
-}
 
 // Token tiles up to this wide store from registers; wider ones stage the tile
 // in shared memory for 16-byte stores (perf-notes §11).
@@ -260,30 +250,49 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
   }
 }
 
-template <class T>
+// One producer's walk: every K block of every segment of the CTA, in the
+// consumers' order, one ring slot each. issue(slot, segment, kb) starts the
+// slot's TMA loads, which complete `bytes` on its full barrier. Both producers
+// walk the same ring, so a slot is full once both their loads have landed.
+template <class T, class Issue>
+__device__ __forceinline__ void produce(const Params& p, const Schedule<T::kCtaM, T::kCtaN>& sched, uint64_t* full,
+                                        uint64_t* empty, uint32_t bytes, Issue&& issue) {
+  RingCursor c(1);
+  for (int j = 0; j < sched.num_segments; ++j) {
+    const Segment sg = sched.segment(p, j);
+    for (int kb = sg.kb_begin; kb < sg.kb_end; ++kb) {
+      Barrier::wait(empty + c.stage, c.phase);
+      Barrier::arrive_and_expect_tx(full + c.stage, bytes);
+      issue(c.stage, sg, kb);
+      c.advance(p.stages);
+    }
+  }
+}
+
+template <class T, class Hooks = NoHooks>
 __global__ void __launch_bounds__(T::kThreads, 1)
     tgv_gemm_sm90(const __grid_constant__ CUtensorMap tmap_w, const __grid_constant__ CUtensorMap tmap_x,
-                  const Params p) {
+                  const Params p, const Hooks hooks) {
   extern __shared__ __align__(1024) uint8_t smem[];
   constexpr int stage_bytes = (T::kCtaM + T::kCtaN) * T::kCtaK * 2;
   constexpr int w_stage_bytes = T::kCtaM * T::kCtaK * 2;
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + p.stages * stage_bytes);
   uint64_t* empty = full + kMaxStages;
+  // Stream-K: whether this CTA finishes the tile it just reduced a part of.
+  uint32_t* sk_last = reinterpret_cast<uint32_t*>(empty + kMaxStages);
+  // The epilogue stages its tile in the drained ring, except under stream-K,
+  // where the producers are already filling the ring with the next segment:
+  // there it has its own bytes after the reserve (src/tactics sizes them).
+  uint8_t* epilogue_smem = p.stream_k ? smem + p.stages * stage_bytes + detail::kSmemReserveBytes : smem;
 
   const int warpgroup = threadIdx.x / 128;
   const int warp = __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
   const int lane = threadIdx.x % 32;
-  const int rank = blockIdx.x % p.split_k;          // rank in the split-K cluster
-  const int n0 = (blockIdx.x / p.split_k) * T::kCtaM;  // first weight row
-  const int m0 = blockIdx.y * T::kCtaN;               // first token
-  const int batch = blockIdx.z;
-  // This CTA's slice of the K blocks.
-  const int kb_begin = rank * p.num_k_blocks / p.split_k;
-  const int kb_end = (rank + 1) * p.num_k_blocks / p.split_k;
-  const int num_kb = kb_end - kb_begin;
+  const int rank = p.stream_k ? 0 : blockIdx.x % p.split_k;  // rank in the split-K cluster
+  const Schedule<T::kCtaM, T::kCtaN> sched(p);
 
   if (threadIdx.x == 0) {
-    TGV_TRACE_POINT(kTraceEntryNs);
+    hooks.point(kTraceEntry);
     cute::prefetch_tma_descriptor(&tmap_w);
     cute::prefetch_tma_descriptor(&tmap_x);
     for (int s = 0; s < p.stages; ++s) {
@@ -299,13 +308,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_dealloc<40>();
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
-      const uint64_t w_hint = cache_hint(p.w_policy);
-      for (int i = 0; i < num_kb; ++i) {
-        const int s = i % p.stages, kb = kb_begin + i;
-        Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
-        if (i == 0) TGV_TRACE_POINT(kTraceFirstIssueClk);
-        if (i == num_kb - 1) TGV_TRACE_POINT(kTraceLastIssueClk);
-        Barrier::arrive_and_expect_tx(full + s, w_stage_bytes);
+      hooks.point(kTraceFirstIssue);
+      produce<T>(p, sched, full, empty, w_stage_bytes, [&](int s, const Segment& sg, int kb) {
+        const uint64_t hint = hooks.w_hint();
         uint8_t* dst = smem + s * stage_bytes;
         for (int c = 0; c < T::kChunks; ++c) {
           const int k = kb * T::kCtaK + c * kChunkK;
@@ -315,48 +320,46 @@ __global__ void __launch_bounds__(T::kThreads, 1)
               // Gated: groups of 8 gate rows and their 8 up rows alternate in
               // the tile (the 5-D map of sm90_launch.cpp), so each thread's
               // accumulator pair (rows r, r + 8) is one gate and its up.
-              SM90_TMA_LOAD_5D::copy(&tmap_w, full + s, w_hint, chunk, k, 0, 0, n0 / 16, batch);
+              SM90_TMA_LOAD_5D::copy(&tmap_w, full + s, hint, chunk, k, 0, 0, sg.n0 / 16, sg.batch);
             } else if (p.w_folded) {
               // One box carries every chunk of the stage: fewer, larger copies
               // stream faster per SM than one 8 KB copy per chunk.
-              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_w, full + s, w_hint, chunk, 0, n0, kb * T::kChunks, batch);
+              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_w, full + s, hint, chunk, 0, sg.n0, kb * T::kChunks, sg.batch);
             } else {
-              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, w_hint, chunk, k, n0, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, hint, chunk, k, sg.n0, sg.batch);
             }
           } else {
             for (int b = 0; b < T::kCtaM / 64; ++b)
-              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, w_hint, chunk + b * T::kBoxBytes, n0 + b * 64, k, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, hint, chunk + b * T::kBoxBytes, sg.n0 + b * 64, k, sg.batch);
           }
         }
-      }
+      });
+      hooks.point(kTraceLastIssue);
       // Every load of this CTA is issued: the next kernel may start launching.
       griddep_launch_dependents();
     } else if (warp == 1 && lane == 0) {
       // x producer: the activations are the previous kernel's output.
       griddep_wait();
-      const uint64_t x_hint = cache_hint(p.x_policy);
-      for (int i = 0; i < num_kb; ++i) {
-        const int s = i % p.stages, kb = kb_begin + i;
-        Barrier::wait(empty + s, ((i / p.stages) & 1) ^ 1);
-        Barrier::arrive_and_expect_tx(full + s, stage_bytes - w_stage_bytes);
+      produce<T>(p, sched, full, empty, stage_bytes - w_stage_bytes, [&](int s, const Segment& sg, int kb) {
+        const uint64_t hint = hooks.x_hint();
         uint8_t* dst = smem + s * stage_bytes + w_stage_bytes;
         for (int c = 0; c < T::kChunks; ++c) {
           const int k = kb * T::kCtaK + c * kChunkK;
           uint8_t* chunk = dst + c * T::kChunkBytesX;
           if constexpr (T::kMajorX == GMMA::Major::K) {
             if (p.x_folded) {
-              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_x, full + s, x_hint, chunk, 0, m0, kb * T::kChunks, batch);
+              if (c == 0) SM90_TMA_LOAD_4D::copy(&tmap_x, full + s, hint, chunk, 0, sg.m0, kb * T::kChunks, sg.batch);
             } else {
-              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, x_hint, chunk, k, m0, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, hint, chunk, k, sg.m0, sg.batch);
             }
           } else if constexpr (T::kCtaN <= 64) {
-            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, x_hint, chunk, m0, k, batch);
+            SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, hint, chunk, sg.m0, k, sg.batch);
           } else {
             for (int b = 0; b < T::kCtaN / 64; ++b)
-              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, x_hint, chunk + b * T::kBoxBytes, m0 + b * 64, k, batch);
+              SM90_TMA_LOAD_3D::copy(&tmap_x, full + s, hint, chunk + b * T::kBoxBytes, sg.m0 + b * 64, k, sg.batch);
           }
         }
-      }
+      });
     }
     // The producers take part in the split-K cluster barriers, nothing else.
     // Reconverge first: barrier.cluster is .aligned, and lane 0 ran the loops alone.
@@ -372,10 +375,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_alloc<232>();
   const int consumer = warpgroup - 1;  // owns weight rows [64*consumer, 64*consumer + 64) of the tile
   const int wthread = threadIdx.x % 128;
-
-  float acc[T::kAccRegs];
-#pragma unroll
-  for (int i = 0; i < T::kAccRegs; ++i) acc[i] = 0.0f;
+  constexpr int kConsumerThreads = 128 * T::kConsumers;
+  const int cthread = threadIdx.x - 128;  // index among the consumer threads
 
   // wgmma's accumulator fragment: thread t holds rows (t/32)*16 + (t%32)/4 + {0, 8}
   // of its warpgroup's 64, and token pairs (t%4)*2 + {0, 1} of every 8.
@@ -383,14 +384,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // Gated, rows 16g..16g+7 of the tile are gate rows and 16g+8..16g+15 their
   // up rows: the thread's two rows are one output column, orow of the tile.
   const bool gate_pairs = p.act != kActNone;
-  const int o0 = gate_pairs ? n0 / 2 : n0;  // the tile's first output column
   const int orow = row_lo - 8 * (row_lo / 16);
-  // The W rows behind the thread's lo and hi accumulators, for the bias.
-  const int w_lo = gate_pairs ? o0 + orow : n0 + row_lo;
-  const int w_hi = gate_pairs ? p.out_cols + o0 + orow : n0 + row_lo + 8;
-  const bool lo_valid = gate_pairs ? o0 + orow < p.out_cols : w_lo < p.n;
-  const bool hi_valid = gate_pairs ? lo_valid : w_hi < p.n;
-  float bias_lo = 0.0f, bias_hi = 0.0f;
 
   // Descriptors of each k16 step of stage 0's first chunk. Every other stage and
   // chunk is the same layout at a byte offset, added to the start-address field
@@ -407,15 +401,31 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   }
 
-  // cta_k is a template parameter: with a runtime chunk count, ptxas cannot
-  // prove the accumulators untouched between wgmmas and serializes them (C7515).
-  {
-    for (int i = 0; i < num_kb; ++i) {
-      const int s = i % p.stages;
-      Barrier::wait(full + s, (i / p.stages) & 1);
-      if (threadIdx.x == 128 && (i == 0 || i == num_kb - 1))
-        TGV_TRACE_POINT(i == 0 ? kTraceFirstFullClk : kTraceLastFullClk);
-      if (i == 0 && rank == 0 && p.bias != nullptr) {
+  RingCursor ring(0);
+  for (int j = 0; j < sched.num_segments; ++j) {
+    const Segment sg = sched.segment(p, j);
+    const int o0 = gate_pairs ? sg.n0 / 2 : sg.n0;  // the tile's first output column
+    // The W rows behind the thread's lo and hi accumulators, for the bias.
+    const int w_lo = gate_pairs ? o0 + orow : sg.n0 + row_lo;
+    const int w_hi = gate_pairs ? p.out_cols + o0 + orow : sg.n0 + row_lo + 8;
+    const bool lo_valid = gate_pairs ? o0 + orow < p.out_cols : w_lo < p.n;
+    const bool hi_valid = gate_pairs ? lo_valid : w_hi < p.n;
+    float bias_lo = 0.0f, bias_hi = 0.0f;
+
+    float acc[T::kAccRegs];
+#pragma unroll
+    for (int i = 0; i < T::kAccRegs; ++i) acc[i] = 0.0f;
+
+    // cta_k is a template parameter: with a runtime chunk count, ptxas cannot
+    // prove the accumulators untouched between wgmmas and serializes them (C7515).
+    int prev = -1;  // the slot whose wgmma batch is still in flight
+    for (int kb = sg.kb_begin; kb < sg.kb_end; ++kb) {
+      const int s = ring.stage;
+      Barrier::wait(full + s, ring.phase);
+      ring.advance(p.stages);
+      if (threadIdx.x == 128 && ((j == 0 && kb == sg.kb_begin) || (j == sched.num_segments - 1 && kb == sg.kb_end - 1)))
+        hooks.point(j == 0 && kb == sg.kb_begin ? kTraceFirstFull : kTraceLastFull);
+      if (kb == sg.kb_begin && rank == 0 && p.bias != nullptr) {
         // The barrier wait's asm has no memory clobber: without this fence the
         // compiler may hoist the bias load above it, before the x wait.
         asm volatile("" ::: "memory");
@@ -424,84 +434,124 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         if (lo_valid) bias_lo = load_input(p.bias, w_lo, T::kFp16);
         if (hi_valid) bias_hi = load_input(p.bias, w_hi, T::kFp16);
       }
-  #pragma unroll
+#pragma unroll
       for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
       warpgroup_arrive();
-  #pragma unroll
+#pragma unroll
       for (int c = 0; c < T::kChunks; ++c) {
         const uint32_t w_off = uint32_t(s * stage_bytes + c * T::kChunkBytesW) >> 4;
         const uint32_t x_off = uint32_t(s * stage_bytes + c * T::kChunkBytesX) >> 4;
-  #pragma unroll
-        for (int j = 0; j < kChunkK / 16; ++j)
-          wgmma<typename T::Mma>(desc_w[j] + w_off, desc_x[j] + x_off, acc, std::make_index_sequence<T::kAccRegs>{});
+#pragma unroll
+        for (int jj = 0; jj < kChunkK / 16; ++jj)
+          wgmma<typename T::Mma>(desc_w[jj] + w_off, desc_x[jj] + x_off, acc, std::make_index_sequence<T::kAccRegs>{});
       }
       warpgroup_commit_batch();
       // One batch stays in flight while the next stage is awaited; the previous
       // batch has retired, so its stage goes back to the producers.
       warpgroup_wait<1>();
-  #pragma unroll
+#pragma unroll
       for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
-      if (i > 0 && wthread == 0) Barrier::arrive(empty + (i - 1) % p.stages);
+      if (prev >= 0 && wthread == 0) Barrier::arrive(empty + prev);
+      prev = s;
     }
-  }
-  // The last stage is never handed back: no producer waits for it.
-  warpgroup_wait<0>();
+    warpgroup_wait<0>();
 #pragma unroll
-  for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
+    for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
+    // The segment's last stage goes back too: under stream-K the producers
+    // are filling the ring with the next segment (else no one waits for it).
+    if (wthread == 0 && prev >= 0) Barrier::arrive(empty + prev);
 
-  constexpr int kConsumerThreads = 128 * T::kConsumers;
-  const int cthread = threadIdx.x - 128;  // index among the consumer threads
-  // Every consumer is past its last wgmma before the ring is overwritten, and
-  // every TMA write has landed (each full barrier was waited on).
-  cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+    // Every consumer is past its last wgmma before the ring is overwritten
+    // (every TMA write has landed: each full barrier was waited on), and past
+    // the previous segment's epilogue before its staging bytes are.
+    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
 
-  // ---- split-K: the peers' partial sums into the leader's registers ----------
-  if (p.split_k > 1) {
-    // Register i of consumer thread t at [i][t]: a warp's accesses are consecutive words.
-    auto* partial = reinterpret_cast<float*>(smem);
-    if (rank != 0) {
+    // ---- split-K: the peers' partial sums into the leader's registers --------
+    if (p.split_k > 1) {
+      // Register i of consumer thread t at [i][t]: a warp's accesses are consecutive words.
+      auto* partial = reinterpret_cast<float*>(smem);
+      if (rank != 0) {
 #pragma unroll
-      for (int i = 0; i < T::kAccRegs; ++i) partial[i * kConsumerThreads + cthread] = acc[i];
-    }
-    cute::cluster_sync();  // peers' partials are written and visible cluster-wide
-    if (rank == 0) {
-      auto cluster = cooperative_groups::this_cluster();
-      for (int r = 1; r < p.split_k; ++r) {  // fixed order: bitwise repeatable
-        const float* peer = cluster.map_shared_rank(partial, r);
+        for (int i = 0; i < T::kAccRegs; ++i) partial[i * kConsumerThreads + cthread] = acc[i];
+      }
+      cute::cluster_sync();  // peers' partials are written and visible cluster-wide
+      if (rank == 0) {
+        auto cluster = cooperative_groups::this_cluster();
+        for (int r = 1; r < p.split_k; ++r) {  // fixed order: bitwise repeatable
+          const float* peer = cluster.map_shared_rank(partial, r);
 #pragma unroll
-        for (int i = 0; i < T::kAccRegs; ++i) acc[i] += peer[i * kConsumerThreads + cthread];
+          for (int i = 0; i < T::kAccRegs; ++i) acc[i] += peer[i * kConsumerThreads + cthread];
+        }
+      }
+      cute::cluster_sync();  // the peers stay resident until the leader has read them
+      if (rank != 0) {
+        if (threadIdx.x == 128) hooks.point(kTraceExit);
+        return;
       }
     }
-    cute::cluster_sync();  // the peers stay resident until the leader has read them
-    if (rank != 0) {
-      if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
-      return;
-    }
-  }
 
-  // ---- epilogue: fp32 until the one rounding, stored directly or staged in the ring
-  // A plain call (bf16 out, no residual, no gating) runs the code it ran before
-  // the epilogues existed, separately instantiated: it executes (and fetches)
-  // none of theirs. Everything else first turns acc into out's values before the
-  // residual: + bias, then the gated activation (acc[i] for i % 4 < 2 only).
-  const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
-  if (plain) {
-    epilogue<T>(std::true_type{}, p, smem, acc, bias_lo, bias_hi, n0, m0, batch, row_lo, orow, lane, cthread);
-  } else {
+    // ---- stream-K: a partly reduced tile is finished by its last contributor
+    // No CTA waits for another (an arrival counter, not a lock): deadlock-free
+    // whatever the residency, also beside a PDL neighbour or another stream.
+    if (p.stream_k && !sg.whole) {
+      constexpr int kSlotFloats = T::kCtaM * T::kCtaN;
+      float* mine = p.sk_partials + int64_t(sk_slot(p, blockIdx.x, sg.tile)) * kSlotFloats;
 #pragma unroll
-    for (int i = 0; i < T::kAccRegs; ++i) {
-      const bool hi = (i % 4) / 2;
-      if (!gate_pairs)
-        acc[i] += hi ? bias_hi : bias_lo;
-      else if (!hi)
-        acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
+      for (int i = 0; i < T::kAccRegs; ++i) __stcg(mine + i * kConsumerThreads + cthread, acc[i]);
+      __threadfence();  // each thread's partial is visible device-wide before the arrival
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      const int64_t first_it = int64_t(sg.tile) * p.num_k_blocks;
+      const int c_lo = sk_cta_of(p, first_it), c_hi = sk_cta_of(p, first_it + p.num_k_blocks - 1);
+      if (cthread == 0) {
+        const uint32_t arrived = atomicAdd(p.sk_counters + sg.tile, 1u) + 1;
+        const uint32_t last = arrived == uint32_t(c_hi - c_lo + 1);
+        if (last) p.sk_counters[sg.tile] = 0;  // every contributor has arrived: ready for the next kernel
+        *sk_last = last;
+      }
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+      if (*sk_last == 0) continue;
+      __threadfence();
+      // In CTA order, whichever arrived last: bitwise repeatable.
+      float sum[T::kAccRegs];
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) sum[i] = 0.0f;
+      for (int c = c_lo; c <= c_hi; ++c) {
+        if (c == int(blockIdx.x)) {
+#pragma unroll
+          for (int i = 0; i < T::kAccRegs; ++i) sum[i] += acc[i];
+        } else {
+          const float* theirs = p.sk_partials + int64_t(sk_slot(p, c, sg.tile)) * kSlotFloats;
+#pragma unroll
+          for (int i = 0; i < T::kAccRegs; ++i) sum[i] += __ldcg(theirs + i * kConsumerThreads + cthread);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) acc[i] = sum[i];
     }
-    epilogue<T>(std::false_type{}, p, smem, acc, 0.0f, 0.0f, o0, m0, batch, row_lo, orow, lane, cthread);
+
+    // ---- epilogue: fp32 until the one rounding, stored directly or staged ----
+    // A plain call (bf16 out, no residual, no gating) runs the code it ran before
+    // the epilogues existed, separately instantiated: it executes (and fetches)
+    // none of theirs. Everything else first turns acc into out's values before the
+    // residual: + bias, then the gated activation (acc[i] for i % 4 < 2 only).
+    const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
+    if (plain) {
+      epilogue<T>(std::true_type{}, p, epilogue_smem, acc, bias_lo, bias_hi, sg.n0, sg.m0, sg.batch, row_lo, orow,
+                  lane, cthread);
+    } else {
+#pragma unroll
+      for (int i = 0; i < T::kAccRegs; ++i) {
+        const bool hi = (i % 4) / 2;
+        if (!gate_pairs)
+          acc[i] += hi ? bias_hi : bias_lo;
+        else if (!hi)
+          acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
+      }
+      epilogue<T>(std::false_type{}, p, epilogue_smem, acc, 0.0f, 0.0f, o0, sg.m0, sg.batch, row_lo, orow, lane,
+                  cthread);
+    }
   }
-#ifdef TGV_TRACE
-  cutlass::arch::NamedBarrier::sync(128 * T::kConsumers, 0);
-  if (threadIdx.x == 128) TGV_TRACE_POINT(kTraceExitNs);
-#endif
+  if (threadIdx.x == 128) hooks.point(kTraceExit);
 }
 
 }  // namespace tgv::kernels::sm90
