@@ -19,9 +19,9 @@ already laid out so (a second patch after unpatch) is used in place: nothing is
 copied again. unpatch() restores the forwards; the weights stay views, with the
 same values. load_state_dict copies into the views, so the merged weight
 follows; anything that rebinds a weight (model.to(dtype), param.data = ...)
-breaks the aliasing, which the fused forward checks on every call (two
-pointer comparisons): it then runs the module's own forward, which is correct,
-just unfused. A deepcopy of a fused model is such a case (Parameter.__deepcopy__
+breaks the aliasing, which the fused forward checks on every eager call (four
+pointer comparisons; not while torch.compile traces it): it then runs the
+module's own forward, which is correct, just unfused. A deepcopy of a fused model is such a case (Parameter.__deepcopy__
 clones each weight).
 
 What is proven before fusing, each refusal a reason in handle.not_fused:
@@ -69,6 +69,7 @@ from . import _patch
 from ._patch import Fusion, FusionState, _BF16, skip_reason
 
 _grad_enabled = torch.is_grad_enabled
+_is_compiling = torch.compiler.is_compiling
 
 STATE = "_tgv_gated_mlp"  # the instance attribute holding a fused module's merged weight
 
@@ -233,7 +234,7 @@ def forward_gated(self, x):
         (x.is_cuda or x.device.type in _patch._DEVICE_TYPES)
         and x.dtype is _BF16
         and not (_grad_enabled() and (x.requires_grad or gate.weight.requires_grad or up.weight.requires_grad))
-        and _ptrs(gate, up) == st.ptrs
+        and (_is_compiling() or _ptrs(gate, up) == st.ptrs)  # dynamo cannot trace data_ptr()
     ):
         return self.down_proj(LAUNCH[st.kind](x, st.weight, st.bias, backend=st.backend))
     return type(self).forward(self, x)

@@ -250,12 +250,15 @@ def _join(prefix, name):
 
 def _fuse(model, handle, backend, include, covered):
     for name, module in model.named_modules():
-        if _is_ours(module) or "forward" in module.__dict__:
+        if _is_ours(module):
             continue
         for fuser in FUSERS:
             fusion = fuser(name, module, backend)
             if fusion is None:
                 continue
+            if "forward" in module.__dict__:  # e.g. accelerate's hooks: that forward may do anything
+                handle.not_fused[name] = "forward already replaced by another wrapper"
+                break
             if isinstance(fusion, str):
                 handle.not_fused[name] = fusion
                 break

@@ -279,6 +279,10 @@ def test_more_refusals(cpu_launch):
     mlp = GatedMLP(64, 128)
     mlp.act_fn.forward = lambda t: F.silu(t)
     assert refusal(mlp, cpu_launch) == "act_fn (SiLU) has an instance forward of its own"
+    net = make()
+    other = net.mlps[0].forward
+    net.mlps[0].forward = lambda x: other(x)  # as accelerate's hooks do
+    assert tgv_gemm.patch(net).not_fused == {"mlps.0": "forward already replaced by another wrapper"}
     net = make()  # make() casts to bf16: the fp32 weight comes after
     net.mlps[0].up_proj.weight.data = net.mlps[0].up_proj.weight.data.float()
     assert tgv_gemm.patch(net).not_fused == {"mlps.0": "up_proj: weight dtype float32 (bf16 only)"}
@@ -362,6 +366,15 @@ def test_a_deepcopy_of_a_fused_model_computes_the_same(cpu_launch):
     assert fused_launches(cpu_launch) == [], "the copy runs its MLPs' own forwards"
 
 
+def test_torch_compile_traces_the_fused_forward(cpu_launch):
+    net, x, ref = with_reference()
+    tgv_gemm.patch(net)
+    compiled = torch.compile(net, backend="eager", fullgraph=True)  # fullgraph: no break at data_ptr()
+    with torch.inference_mode():
+        assert torch.equal(compiled(x), ref)
+    assert len(fused_launches(cpu_launch)) == 2
+
+
 def test_forward_sources():
     fm = _fusers.forward_mismatch
     assert fm(GatedMLP.forward) is None and fm(SwappedMLP.forward) is None
@@ -437,6 +450,20 @@ def test_fused_mlp_matches_the_fp32_reference(kind, bias, m, monkeypatch):
     with torch.inference_mode():
         assert torch.equal(mlp(x), out), "bitwise repeatable"
     handle.unpatch()
+
+
+@cuda
+def test_a_compiled_fused_mlp_runs_the_same_kernels():
+    from tgv_testutil import rand
+
+    mlp = gpu_mlp("silu", False)
+    tgv_gemm.patch(mlp)
+    x = rand(4, HIDDEN)
+    with torch.inference_mode():
+        eager = mlp(x)
+        compiled = torch.compile(mlp, backend="aot_eager", fullgraph=True)(x)  # the ops' fake kernels
+    check_mlp(eager, ref_mlp(mlp, x, "silu"), "eager")
+    assert torch.equal(compiled, eager)
 
 
 @cuda
