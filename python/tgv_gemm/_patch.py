@@ -1,14 +1,14 @@
 """tgv_gemm.patch(model): every eligible nn.Linear of a model runs tgv_gemm.linear.
 
     handle = tgv_gemm.patch(model)      # or: with tgv_gemm.patch(model): ...
-    print(handle.summary())             # how many patched, how many skipped and why
-    handle.unpatch()                    # every module exactly as before
+    print(handle.summary())             # how many patched and fused, how many skipped and why
+    handle.unpatch()                    # every forward as before (merged weights stay merged)
 
 The swap sets an instance attribute `forward` on each patched module (a bound
 method of this file), so nn.Module.__call__, hooks, state_dict, deepcopy and
 torch.compile see an ordinary module; the weights are the module's own
-(nothing copied, nothing cast). Taking the attribute away restores the class's
-forward.
+(nothing copied, nothing cast; a fusion merges two weights once, see below).
+Taking the attribute away restores the class's forward.
 
 A patched forward runs tgv_gemm.linear when the input is a bf16 CUDA tensor and
 autograd has nothing to record (inference: torch.no_grad / inference_mode, or
