@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End to end: one decode step of a Hugging Face Llama model, torch against
-tgv_gemm.patch(model), untuned and tuned, in a CUDA graph with a static KV cache.
+tgv_gemm.patch(model) (linears one by one, and with the gated MLPs fused),
+untuned and tuned, in a CUDA graph with a static KV cache.
 
 Models (transformers' LlamaForCausalLM built from a config: random bf16 weights,
 nothing downloaded):
@@ -17,17 +18,26 @@ For each model, layer count and batch B: a StaticCache, a prefill of --prompt
 tokens, one eager decode step (for tgv: with a hook on every patched linear
 comparing its output to F.linear in fp32 on the same bf16 input,
 |out - ref| <= 1e-2 + 1e-2 |ref| element-wise; the prefill is checked the same
-way), two eager warm-up steps, then one decode step (B tokens) captured in a
+way; for the fused columns also a hook on every fused MLP comparing its output
+with the MLP in fp32 (fp32 weights and activation, same bf16 input),
+|out - ref| <= 2e-2 (RMS(ref) + |ref|): the fused path rounds the [M, I]
+activation product to bf16 before down_proj, noise of ~2^-9/sqrt(3) of the
+output's RMS), two eager warm-up steps, then one decode step (B tokens) captured in a
 torch.cuda.CUDAGraph and replayed --rounds x --replays times between CUDA
 events: ms per step is the median round / replays, tokens/s is B / that. Each
 replay is a real next step: the cache's position advances on the device, so
 attention reads a few more keys each step (a short context: the GEMMs dominate).
-Columns (torch and tgv untuned alternate batch by batch; the tuned column is
-compared with the same torch times): torch (F.linear: cuBLAS), tgv untuned (no tuning file: the benchmark
+Columns (torch, tgv and tgv fused alternate batch by batch; the tuned columns are
+compared with the same torch times): torch (F.linear: cuBLAS), tgv untuned
+(patch(model, fuse=False): every linear on its own; no tuning file: the benchmark
 points TGV_TUNING_FILE at a fresh temporary file unless --tuning-file is given),
-then tgv tuned: `with tgv_gemm.autotune():` around one eager decode step per
-batch records the decode shapes, tunes them on exit and writes the file, in
-effect at once; the graphs are captured again. logits_diff is the largest
+tgv fused (patch(model): gate_proj + up_proj + SiLU of every MLP in one
+silu_mul_linear over a merged [gate; up] weight, down_proj and the rest one by
+one), then tgv tuned and tgv fused tuned: `with tgv_gemm.autotune():` around
+one eager decode step per batch, unfused and fused (so the merged 2I x K shape
+is recorded too), records the decode shapes, tunes them on exit and writes the
+file, in effect at once; the graphs are captured again. --no-fuse drops the
+fused columns. logits_diff is the largest
 |logit| difference between the tgv and torch graphs' first replay (same inputs;
 rounding differs, so it is information, not a check).
 
@@ -50,6 +60,12 @@ import time
 
 ATOL = 1e-2
 RTOL = 1e-2
+# Fused MLPs: |out - ref| <= MLP_RTOL (RMS(ref) + |ref|). Two bf16 roundings (the
+# [M, I] product, then the output); the first reaches the output through down_proj
+# as noise of ~2^-9/sqrt(3) RMS(ref). Emulated on the CPU at these shapes (M up to
+# 300), the worst element was 0.73 of a 1e-2 bound; a wrong activation or a swapped
+# half is off by more than 10%.
+MLP_RTOL = 2e-2
 
 SPECS = {
     "8b": dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
@@ -79,7 +95,8 @@ def parse_args(argv):
     p.add_argument("--prompt", type=int, default=32, help="prefill tokens per sequence (default 32)")
     p.add_argument("--rounds", type=int, default=None, help="timed rounds (median; default 5, --tiny 2)")
     p.add_argument("--replays", type=int, default=None, help="graph replays per round (default 10, --tiny 2)")
-    p.add_argument("--no-tune", action="store_true", help="skip the tuned column")
+    p.add_argument("--no-tune", action="store_true", help="skip the tuned columns")
+    p.add_argument("--no-fuse", action="store_true", help="skip the fused columns")
     p.add_argument("--tune-budget", type=float, default=None, help="seconds of tuning per model (autotune budget_s)")
     p.add_argument("--tune-replays", type=int, default=7, help="the tuner's replays per candidate (default 7)")
     p.add_argument("--tuning-file", default=None,
@@ -233,8 +250,8 @@ class Bench:
                     results[(layers, batch, "torch")] = (ms, None, None)
                     results[(layers, batch, "logits")] = logits
                     continue
-                handle = tgv_gemm.patch(model)
-                checker = Checker(model, handle.patched)
+                handle = tgv_gemm.patch(model, fuse="fused" in column)
+                checker = Checker(model, handle.patched, handle.fused)
                 try:
                     ms, logits = self.run(model, batch, checker)
                 finally:
@@ -248,15 +265,18 @@ class Bench:
 
 class Checker:
     """Forward hooks on the patched linears comparing each output with F.linear
-    in fp32 on the same bf16 input, while armed."""
+    in fp32 on the same bf16 input, and on the fused MLPs comparing each output
+    with the MLP in fp32, while armed."""
 
-    def __init__(self, model, names):
+    def __init__(self, model, names, fused=()):
         import torch.nn.functional as F
 
         self.F = F
         self.modules = [(n, model.get_submodule(n)) for n in names]
+        self.mlps = [(n, model.get_submodule(n)) for n in fused]
         self.hooks = []
-        self.checked = 0
+        self.checked = 0  # linears
+        self.checked_mlps = 0
         self.bad = 0
         self.worst = 0.0  # max |out - ref| / bound over everything checked
         self.first_bad = None
@@ -264,6 +284,8 @@ class Checker:
     def arm(self):
         for name, m in self.modules:
             self.hooks.append(m.register_forward_hook(self._hook(name)))
+        for name, m in self.mlps:
+            self.hooks.append(m.register_forward_hook(self._mlp_hook(name)))
 
     def disarm(self):
         for h in self.hooks:
@@ -275,15 +297,40 @@ class Checker:
             x = args[0]
             ref = self.F.linear(x.float(), module.weight.float(), None if module.bias is None else module.bias.float())
             bound = ATOL + RTOL * ref.abs()
-            ratio = float(((out.float() - ref).abs() / bound).max())
+            self._count(name, x, out, ref, bound)
             self.checked += 1
-            self.worst = max(self.worst, ratio)
-            if ratio > 1.0:
-                self.bad += 1
-                if self.first_bad is None:
-                    self.first_bad = "%s (M=%d): max |diff|/bound %.2f" % (name, x.numel() // x.shape[-1], ratio)
 
         return hook
+
+    def _mlp_hook(self, name):
+        F = self.F
+
+        def lin(m, t):
+            return F.linear(t, m.weight.float(), None if m.bias is None else m.bias.float())
+
+        def hook(module, args, out):
+            import tgv_gemm._fusers as fusers
+
+            kind = module.__dict__[fusers.STATE].kind
+            act = F.silu if kind == "silu" else (lambda t: F.gelu(t, approximate="tanh"))
+            x = args[0]
+            xf = x.float()
+            ref = lin(module.down_proj, act(lin(module.gate_proj, xf)) * lin(module.up_proj, xf))
+            bound = MLP_RTOL * (ref.pow(2).mean().sqrt() + ref.abs())
+            self._count(name, x, out, ref, bound)
+            self.checked_mlps += 1
+
+        return hook
+
+    def _count(self, name, x, out, ref, bound):
+        ratio = float(((out.float() - ref).abs() / bound).max())
+        if ratio != ratio:  # NaN
+            ratio = float("inf")
+        self.worst = max(self.worst, ratio)
+        if ratio > 1.0:
+            self.bad += 1
+            if self.first_bad is None:
+                self.first_bad = "%s (M=%d): max |diff|/bound %.2f" % (name, x.numel() // x.shape[-1], ratio)
 
 
 def main(argv=None):
@@ -303,8 +350,22 @@ def main(argv=None):
         import torch.nn.functional as F
         from tgv_gemm import _patch
 
+        from tgv_gemm import _fusers
+
         _patch._DEVICE_TYPES = ("cuda", "cpu")
         _patch._tgv_linear = lambda x, w, b=None, **kw: F.linear(x, w, b)
+
+        def gated(act):  # the fused kernel's arithmetic: fp32 throughout, one rounding
+            def launch(x, w, b=None, **kw):
+                i = w.shape[0] // 2
+                xf, wf, bf = x.float(), w.float(), None if b is None else b.float()
+                return (act(F.linear(xf, wf[:i], None if bf is None else bf[:i])) * F.linear(
+                    xf, wf[i:], None if bf is None else bf[i:])).to(x.dtype)
+
+            return launch
+
+        _fusers.LAUNCH["silu"] = gated(F.silu)
+        _fusers.LAUNCH["gelu_tanh"] = gated(lambda t: F.gelu(t, approximate="tanh"))
     gpu = torch.cuda.get_device_name() if bench.cuda else "cpu"
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     commit = git_commit()
@@ -321,35 +382,47 @@ def main(argv=None):
         t0 = time.monotonic()
         model = bench.build(name, max(counts))
         full_layers = list(model.model.layers)
-        handle = tgv_gemm.patch(model)
+        handle = tgv_gemm.patch(model, fuse=False)
         handle.unpatch()
         print("\n## %s (built in %.1f s); %s" % (name, time.monotonic() - t0, handle.summary()))
+        if not args.no_fuse:
+            t0 = time.monotonic()
+            handle = tgv_gemm.patch(model)  # the merge, once: later patches find the weights merged
+            handle.unpatch()
+            if bench.cuda:
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()  # the originals' blocks, freed by the merge
+            print("fused (merged in %.1f s): %s" % (time.monotonic() - t0, handle.summary()))
         results = {}  # (layers, batch, column) -> (ms, logits_diff, checker); (layers, batch, "logits")
+        untuned = ["torch", "tgv"] + ([] if args.no_fuse else ["tgv fused"])
+        tuned = ["tgv tuned"] + ([] if args.no_fuse else ["tgv fused tuned"])
 
         for layers in counts:
-            bench.measure(model, full_layers, name, ["torch", "tgv"], layers, results, failed)
+            bench.measure(model, full_layers, name, untuned, layers, results, failed)
         if not args.no_tune:
             t0 = time.monotonic()
             bench.truncate(model, full_layers, min(counts))
-            h = tgv_gemm.patch(model)
             # The warm-up an engine would run before capturing its decode graphs:
-            # one decode step per batch (M = B for every linear), no cache.
+            # one decode step per batch (M = B for every linear), no cache; unfused
+            # and fused, so both the gate/up and the merged shapes are recorded.
             with tgv_gemm.autotune(budget_s=args.tune_budget, replays=args.tune_replays,
                                    verbose=args.verbose) as block:
-                with torch.inference_mode():
-                    for batch in args.batches:
-                        ids = torch.zeros(batch, 1, dtype=torch.long, device=bench.device)
-                        model(input_ids=ids, use_cache=False)
-            h.unpatch()
+                for fuse in [False] + ([] if args.no_fuse else [True]):
+                    h = tgv_gemm.patch(model, fuse=fuse)
+                    with torch.inference_mode():
+                        for batch in args.batches:
+                            ids = torch.zeros(batch, 1, dtype=torch.long, device=bench.device)
+                            model(input_ids=ids, use_cache=False)
+                    h.unpatch()
             print("autotune: %d shapes x %d buckets recorded, %d points tuned in %.1f s%s" % (
                 len(block.shapes), len({m for ms in block.shapes.values() for m in ms}), len(block.entries),
                 time.monotonic() - t0, "; not tuned: %s" % block.skipped if block.skipped else ""))
             for layers in counts:
-                bench.measure(model, full_layers, name, ["tgv tuned"], layers, results, failed)
+                bench.measure(model, full_layers, name, tuned, layers, results, failed)
         for layers in counts:
             for batch in args.batches:
                 torch_ms = results[(layers, batch, "torch")][0]
-                for column in ("torch", "tgv", "tgv tuned"):
+                for column in ("torch", "tgv", "tgv fused", "tgv tuned", "tgv fused tuned"):
                     if (layers, batch, column) not in results:
                         continue
                     ms, diff, checker = results[(layers, batch, column)]
@@ -357,6 +430,7 @@ def main(argv=None):
                         "model": name, "layers": layers, "batch": batch, "impl": column,
                         "ms_per_step": ms, "tokens_per_s": batch / (ms / 1e3), "speedup_vs_torch": torch_ms / ms,
                         "linears_checked": checker.checked if checker else "",
+                        "mlps_checked": checker.checked_mlps if checker else "",
                         "outputs_off": checker.bad if checker else "",
                         "worst_diff_over_bound": checker.worst if checker else "",
                         "logits_diff_vs_torch": diff if diff is not None else "",
@@ -372,8 +446,10 @@ def main(argv=None):
         print("\nCHECK FAILED:\n  " + "\n  ".join(failed))
         return 1
     checked = sum(r["linears_checked"] for r in rows if r["linears_checked"] != "")
-    print("check: %d linear outputs compared with F.linear in fp32 (|diff| <= %g + %g |ref|): all within" % (
-        checked, ATOL, RTOL))
+    mlps = sum(r["mlps_checked"] for r in rows if r["mlps_checked"] != "")
+    print("check: %d linear outputs compared with F.linear in fp32 (|diff| <= %g + %g |ref|), %d fused MLP "
+          "outputs with the MLP in fp32 (|diff| <= %g (RMS(ref) + |ref|)): all within" % (
+              checked, ATOL, RTOL, mlps, MLP_RTOL))
     return 0
 
 
@@ -394,20 +470,23 @@ def print_summary(rows):
     table = {}
     for r in rows:
         table.setdefault((r["model"], r["layers"], r["batch"]), {})[r["impl"]] = r
-    print("\n| model | layers | batch | torch ms | tgv ms | tgv / torch | tgv tuned ms | tuned / torch "
-          "| torch tok/s | tgv tuned tok/s | worst diff/bound |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    columns = [c for c in ("tgv", "tgv fused", "tgv tuned", "tgv fused tuned") if any(c in t for t in table.values())]
+    head = "| model | layers | batch | torch ms |"
+    for c in columns:
+        head += " %s ms | %s / torch |" % (c, c)
+    print("\n" + head + " torch tok/s | best tgv tok/s | worst diff/bound |")
+    print("|---|---:|---:|---:|" + "---:|---:|" * len(columns) + "---:|---:|---:|")
     for (model, layers, batch), cols in table.items():
-        t, u, tu = cols["torch"], cols.get("tgv"), cols.get("tgv tuned")
-        worst = max(c["worst_diff_over_bound"] for c in (u, tu) if c)
-
-        def speed(c):
-            return "%.3fx" % c["speedup_vs_torch"] if c else "-"
-
-        print("| %s | %d | %d | %.3f | %s | %s | %s | %s | %.0f | %s | %.2f |" % (
-            model, layers, batch, t["ms_per_step"], "%.3f" % u["ms_per_step"] if u else "-", speed(u),
-            "%.3f" % tu["ms_per_step"] if tu else "-", speed(tu), t["tokens_per_s"],
-            "%.0f" % tu["tokens_per_s"] if tu else "-", worst))
+        t = cols["torch"]
+        ours = [cols[c] for c in columns if c in cols]
+        line = "| %s | %d | %d | %.3f |" % (model, layers, batch, t["ms_per_step"])
+        for c in columns:
+            r = cols.get(c)
+            line += " %s | %s |" % (("%.3f" % r["ms_per_step"], "%.3fx" % r["speedup_vs_torch"]) if r else ("-", "-"))
+        best = max((r["tokens_per_s"] for r in ours), default=None)
+        worst = max((r["worst_diff_over_bound"] for r in ours), default=None)
+        print(line + " %.0f | %s | %s |" % (t["tokens_per_s"], "%.0f" % best if best is not None else "-",
+                                             "%.2f" % worst if worst is not None else "-"))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
 """tgv_gemm.patch(model): every eligible nn.Linear of a model runs tgv_gemm.linear.
 
     handle = tgv_gemm.patch(model)      # or: with tgv_gemm.patch(model): ...
-    print(handle.summary())             # how many patched, how many skipped and why
-    handle.unpatch()                    # every module exactly as before
+    print(handle.summary())             # how many patched and fused, how many skipped and why
+    handle.unpatch()                    # every forward as before (merged weights stay merged)
 
 The swap sets an instance attribute `forward` on each patched module (a bound
 method of this file), so nn.Module.__call__, hooks, state_dict, deepcopy and
 torch.compile see an ordinary module; the weights are the module's own
-(nothing copied, nothing cast). Taking the attribute away restores the class's
-forward.
+(nothing copied, nothing cast; a fusion merges two weights once, see below).
+Taking the attribute away restores the class's forward.
 
 A patched forward runs tgv_gemm.linear when the input is a bf16 CUDA tensor and
 autograd has nothing to record (inference: torch.no_grad / inference_mode, or
@@ -17,13 +17,18 @@ module did before (tgv_gemm has no backward). tgv_gemm.linear launches on the
 current stream, so a patched model can be captured in a CUDA graph (warm each
 shape up once outside the capture, as with any cuBLAS call).
 
-Fusion seam: the library is gaining fused epilogues (SiLU-and-mul over a merged
-[gate; up] weight, residual add). FUSERS holds functions fuser(name, module) ->
-Fusion or None, asked for every module before its linears are patched one by
-one; a Fusion replaces that module's forward and names the child linears it
-covers (those are counted as fused, not patched). None is registered yet.
+Fusion (fuse=True, the default): FUSERS holds functions
+fuser(name, module, backend) -> Fusion | str | None, asked for every module
+before its linears are patched one by one: None when the module is not of the
+fuser's kind, a reason (str, listed in handle.not_fused) when it is and cannot
+be fused, or a Fusion, which replaces that module's forward and names the child
+linears it runs itself (those are counted as fused, not patched). Registered:
+_fusers.gated_mlp (gate_proj/up_proj/act_fn of a gated MLP into one
+silu_mul_linear / gelu_tanh_mul_linear over a merged [gate; up] weight; the two
+weights become views into it, see _fusers.py).
 """
 
+import functools
 import types
 
 import torch
@@ -40,13 +45,28 @@ _DEVICE_TYPES = ("cuda",)
 
 class Fusion:
     """What a fuser returns: `forward(module, *args, **kwargs)`, the replacement
-    for the module's forward (bound to it by patch()), and `covers`, the names
-    (relative to the module) of the nn.Linear children it runs itself."""
+    for the module's forward (bound to it by patch()); `covers`, the names
+    (relative to the module) of the nn.Linear children it runs itself; `what`,
+    a line for the handle; and `apply()`, called by patch() once the covered
+    linears passed `include`, which does what the forward needs done first (a
+    weight merge) and returns {attribute: value} to set on the module (removed
+    again by unpatch) or a reason (str) it could not, having changed nothing.
 
-    def __init__(self, forward, covers, what):
+    `forward` must be a module-level function (patch() remembers it to know its
+    own forwards; a closure a module would pin its state for the process)."""
+
+    def __init__(self, forward, covers, what, apply=None):
         self.forward = forward
         self.covers = tuple(covers)
         self.what = what
+        self.apply = apply if apply is not None else dict
+
+
+class FusionState:
+    """Base of what a Fusion's apply() keeps on its module: `covers` names the
+    linears it runs, so a later patch() knows them as already fused."""
+
+    covers = ()
 
 
 FUSERS = []
@@ -73,6 +93,7 @@ def _forward_auto(self, x):
     return _F_linear(x, w, self.bias)
 
 
+@functools.lru_cache(maxsize=None)  # one function per backend, however often patch() runs
 def _make_forward(backend):
     if backend == "auto":
         return _forward_auto
@@ -148,11 +169,15 @@ class PatchHandle:
     """What patch() did, and how to undo it.
 
     patched: names of the nn.Linear modules now running tgv_gemm.linear.
-    fused: {name of a module whose forward a fuser replaced: what}, and the
-        linears it covers are in `covered`.
+    fused: {name of a module whose forward a fuser replaced: what}; the linears
+        it runs itself are in `covered` (neither patched nor skipped).
+    not_fused: {name: reason} for every module a fuser recognized and refused
+        (its linears are then patched one by one, where eligible).
     skipped: {name: reason} for every nn.Linear left as it was.
     unpatch() puts every module this handle changed back (a module whose forward
-    was replaced again since is left alone and listed in `not_restored`).
+    was replaced again since is left alone and listed in `not_restored`); a
+    fusion's merged weight stays (the linears' weights remain views into it,
+    with the same values).
     Also a context manager: unpatches on exit.
     """
 
@@ -160,35 +185,47 @@ class PatchHandle:
         self.patched = []
         self.fused = {}
         self.covered = []
+        self.not_fused = {}
         self.skipped = {}
         self.not_restored = []
-        self._modules = []  # (name, module, forward function installed)
+        self._modules = []  # (name, module, forward function installed, attribute names set)
         self.active = True
 
+    @staticmethod
+    def _tally(reasons):
+        out = {}
+        for why in reasons.values():
+            out[why] = out.get(why, 0) + 1
+        return out
+
     def counts(self):
-        """{"patched": n, "fused": n, "skipped": {reason: n}}."""
-        reasons = {}
-        for why in self.skipped.values():
-            reasons[why] = reasons.get(why, 0) + 1
-        return {"patched": len(self.patched), "fused": len(self.fused), "skipped": reasons}
+        """{"patched": n, "fused": n, "covered": n, "not_fused": {reason: n},
+        "skipped": {reason: n}}."""
+        return {"patched": len(self.patched), "fused": len(self.fused), "covered": len(self.covered),
+                "not_fused": self._tally(self.not_fused), "skipped": self._tally(self.skipped)}
 
     def summary(self):
         c = self.counts()
         parts = ["tgv_gemm.patch: %d nn.Linear patched" % c["patched"]]
         if c["fused"]:
-            parts.append("%d modules fused (%d linears)" % (c["fused"], len(self.covered)))
-        skipped = sum(c["skipped"].values())
-        parts.append("%d skipped" % skipped)
+            parts.append("%d modules fused (%d linears)" % (c["fused"], c["covered"]))
+        if c["not_fused"]:
+            parts.append("%d not fused" % sum(c["not_fused"].values()))
+        parts.append("%d skipped" % sum(c["skipped"].values()))
         text = ", ".join(parts)
-        for why, count in sorted(c["skipped"].items(), key=lambda item: -item[1]):
-            text += "\n  %d: %s" % (count, why)
+        for label, reasons in (("fused ", self._tally(self.fused)), ("not fused ", c["not_fused"]),
+                               ("", c["skipped"])):
+            for why, count in sorted(reasons.items(), key=lambda item: -item[1]):
+                text += "\n  %s%d: %s" % (label, count, why)
         return text
 
     def unpatch(self):
-        for name, module, fn in reversed(self._modules):
+        for name, module, fn, attrs in reversed(self._modules):
             fwd = module.__dict__.get("forward")
             if getattr(fwd, "__func__", None) is fn and getattr(fwd, "__self__", None) is module:
                 del module.forward
+                for attr in attrs:
+                    module.__dict__.pop(attr, None)
             else:
                 self.not_restored.append(name)
         self._modules = []
@@ -211,9 +248,57 @@ def _join(prefix, name):
     return "%s.%s" % (prefix, name) if prefix else name
 
 
+def _fuse(model, handle, backend, include, covered):
+    for name, module in model.named_modules():
+        if _is_ours(module):
+            continue
+        for fuser in FUSERS:
+            fusion = fuser(name, module, backend)
+            if fusion is None:
+                continue
+            if "forward" in module.__dict__:  # e.g. accelerate's hooks: that forward may do anything
+                handle.not_fused[name] = "forward already replaced by another wrapper"
+                break
+            if isinstance(fusion, str):
+                handle.not_fused[name] = fusion
+                break
+            children = [(_join(name, c), module.get_submodule(c)) for c in fusion.covers]
+            excluded = [n for n, child in children if include is not None and not include(n, child)]
+            if excluded:
+                handle.not_fused[name] = "excluded: %s" % ", ".join(excluded)
+                break
+            state = fusion.apply()
+            if isinstance(state, str):
+                handle.not_fused[name] = state
+                break
+            module.__dict__.update(state)
+            _OURS.add(fusion.forward)
+            module.forward = types.MethodType(fusion.forward, module)
+            handle._modules.append((name, module, fusion.forward, tuple(state)))
+            handle.fused[name] = fusion.what
+            for child_name, child in children:
+                covered[id(child)] = None
+                handle.covered.append(child_name)
+            break
+
+
+def _fused_earlier(model):
+    """{id(linear): reason} for the linears a fusion of an earlier patch() runs."""
+    out = {}
+    for name, module in model.named_modules():
+        if not _is_ours(module):
+            continue
+        for value in module.__dict__.values():
+            if isinstance(value, FusionState):
+                for child in value.covers:
+                    out[id(module.get_submodule(child))] = "already fused (into %s)" % (name or "the model",)
+    return out
+
+
 def patch(model, *, backend="auto", include=None, fuse=True):
     """Swaps the forward of every eligible nn.Linear in `model` (itself one, or
-    any module containing them) for tgv_gemm.linear; returns a PatchHandle.
+    any module containing them) for tgv_gemm.linear, after fusing the modules the
+    registered FUSERS know (fuse=True); returns a PatchHandle.
 
     Eligible: a plain nn.Linear (a subclass that overrides forward is left
     alone), bf16 weight (and bias) on a CUDA device, in_features a multiple of
@@ -221,12 +306,17 @@ def patch(model, *, backend="auto", include=None, fuse=True):
     already patched and not wrapped by someone else. Everything else keeps its
     forward and is listed in handle.skipped with the reason. Patching twice
     does not wrap twice (the second handle lists the modules as "already
-    patched").
+    patched" / "already fused").
 
-    backend: passed to tgv_gemm.linear ("auto", "tgv", "cublas").
+    backend: passed to tgv_gemm.linear ("auto", "tgv", "cublas") and to the
+        fused ops.
     include: optional predicate include(name, module) -> bool; a linear it
-        rejects is skipped ("excluded").
-    fuse: ask the registered FUSERS (none yet) to fuse modules they know.
+        rejects is skipped ("excluded"), and a fusion covering it is not made.
+    fuse: fuse what FUSERS recognize (today: gated MLPs, gate_proj + up_proj +
+        SiLU / GELU-tanh into one GEMM over a merged weight, which patch() builds
+        once: the two weights become views into it; see _fusers.py). fuse=False
+        leaves every module's forward but the linears' as it was, and copies
+        nothing.
     """
     if backend not in ("auto", "tgv", "cublas"):
         from . import _lib
@@ -236,25 +326,15 @@ def patch(model, *, backend="auto", include=None, fuse=True):
     handle = PatchHandle()
     forward = _make_forward(backend)
     _OURS.add(forward)
-    covered = set()
+    covered = _fused_earlier(model)
     if fuse and FUSERS:
-        for name, module in model.named_modules():
-            if _is_ours(module) or "forward" in module.__dict__:
-                continue
-            for fuser in FUSERS:
-                fusion = fuser(name, module)
-                if fusion is None:
-                    continue
-                _OURS.add(fusion.forward)
-                module.forward = types.MethodType(fusion.forward, module)
-                handle._modules.append((name, module, fusion.forward))
-                handle.fused[name] = fusion.what
-                for child in fusion.covers:
-                    covered.add(id(module.get_submodule(child)))
-                    handle.covered.append(_join(name, child))
-                break
+        _fuse(model, handle, backend, include, covered)
     for name, module in model.named_modules():
-        if not isinstance(module, torch.nn.Linear) or id(module) in covered:
+        if not isinstance(module, torch.nn.Linear):
+            continue
+        if id(module) in covered:
+            if covered[id(module)] is not None:
+                handle.skipped[name] = covered[id(module)]
             continue
         if include is not None and not include(name, module):
             handle.skipped[name] = "excluded"
@@ -264,6 +344,12 @@ def patch(model, *, backend="auto", include=None, fuse=True):
             handle.skipped[name] = why
             continue
         module.forward = types.MethodType(forward, module)
-        handle._modules.append((name, module, forward))
+        handle._modules.append((name, module, forward, ()))
         handle.patched.append(name)
     return handle
+
+
+# After patch's helpers exist: the fusers import them.
+from . import _fusers  # noqa: E402
+
+FUSERS.append(_fusers.gated_mlp)

@@ -1,6 +1,7 @@
 """tgv_gemm.patch(model): which linears it swaps and why it skips the others,
 that the swap copies nothing and routes to tgv_gemm.linear, that unpatch()
-restores every module exactly, idempotence, the fusion seam; and (on a GPU)
+restores every module exactly, idempotence, the fusion seam (the gated-MLP
+fuser itself: test_fusion.py); and (on a GPU)
 patched outputs against an fp32 reference, eager and inside a CUDA graph.
 
 On the CPU the tests let CPU weights count as eligible and replace the launch
@@ -15,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 try:
     import tgv_gemm
-    from tgv_gemm import _patch
+    from tgv_gemm import _fusers, _patch
 except ImportError as e:  # no built library, or no CUDA runtime to load it with
     pytest.skip(str(e), allow_module_level=True)
 
@@ -67,16 +68,30 @@ def make_model():
 
 @pytest.fixture
 def cpu_launch(monkeypatch):
-    """CPU weights eligible; tgv_gemm.linear replaced by F.linear plus a record
-    of (weight pointer, backend) per call."""
+    """CPU weights eligible; tgv_gemm.linear replaced by F.linear, and the fused
+    gated launches by the unfused torch ops on the two halves of the merged
+    weight (the same bf16 roundings as the module's own forward), each with a
+    record of (weight pointer, backend) per call ((..., backend, kind) for the
+    fused ones)."""
     calls = []
 
     def fake_linear(x, weight, bias=None, *, backend="auto"):
         calls.append((weight.data_ptr(), backend))
         return F.linear(x, weight, bias)
 
+    def fake_gated(kind, act):
+        def launch(x, weight, bias=None, *, backend="auto"):
+            calls.append((weight.data_ptr(), backend, kind))
+            i = weight.shape[0] // 2
+            bg, bu = (None, None) if bias is None else (bias[:i], bias[i:])
+            return act(F.linear(x, weight[:i], bg)) * F.linear(x, weight[i:], bu)
+
+        return launch
+
     monkeypatch.setattr(_patch, "_DEVICE_TYPES", ("cuda", "cpu"))
     monkeypatch.setattr(_patch, "_tgv_linear", fake_linear)
+    monkeypatch.setitem(_fusers.LAUNCH, "silu", fake_gated("silu", F.silu))
+    monkeypatch.setitem(_fusers.LAUNCH, "gelu_tanh", fake_gated("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")))
     return calls
 
 
@@ -96,7 +111,7 @@ def test_patches_the_eligible_and_says_why_not(cpu_launch):
         "blocks.1.own": "OwnForward overrides forward",
         "float_head": "weight dtype float32 (bf16 only)",
     }
-    assert handle.counts() == {"patched": 7, "fused": 0, "skipped": {
+    assert handle.counts() == {"patched": 7, "fused": 0, "covered": 0, "not_fused": {}, "skipped": {
         "in_features=60 is not a multiple of 8": 2, "OwnForward overrides forward": 2,
         "weight dtype float32 (bf16 only)": 1}}
     text = handle.summary()
@@ -225,7 +240,7 @@ def test_the_fusion_seam(cpu_launch, monkeypatch):
         seen.append("fused")
         return self.down(F.silu(self.up(x))) + self.own(x) + self.narrow(self.odd(x))
 
-    def fuser(name, module):
+    def fuser(name, module, backend):
         if isinstance(module, Block) and name == "blocks.0":
             return _patch.Fusion(fused_forward, ["up", "down"], "up+down (test)")
         return None
@@ -360,17 +375,53 @@ def decode(transformers, model, prompt, tok, steps):
     return cache, logits
 
 
+def hooked_decode(transformers, model, prompt, tok, hooks):
+    """Three eager steps (the reference) with hooks {module name: forward hook};
+    the last logits."""
+    handles = [model.get_submodule(n).register_forward_hook(h) for n, h in hooks.items()]
+    try:
+        return decode(transformers, model, prompt, tok, 3)[1]
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def captured_third_step(transformers, model, prompt, tok):
+    """Two eager steps, then the third captured in a CUDA graph and replayed
+    (at the position the cache holds on the device); its logits."""
+    cache, _ = decode(transformers, model, prompt, tok, 2)
+    with torch.inference_mode():
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            logits = model(input_ids=tok, past_key_values=cache, use_cache=True).logits
+        logits.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+    return logits
+
+
 def test_a_hugging_face_llama(cpu_launch):
     transformers, model = tiny_llama("cpu")
     before = snapshot(model)
     prompt = torch.randint(0, 256, (3, 5))
     tok = torch.randint(0, 256, (3, 1))
     _, ref = decode(transformers, model, prompt, tok, 2)
-    handle = tgv_gemm.patch(model)
+    handle = tgv_gemm.patch(model, fuse=False)
     assert len(handle.patched) == 2 * 7 + 1 and handle.skipped == {}, handle.summary()
     _, got = decode(transformers, model, prompt, tok, 2)
     assert torch.equal(got, ref)
     assert len(cpu_launch) == 3 * 15, "prefill and two steps, every linear through the patch"
+    handle.unpatch()
+    assert snapshot(model) == before
+    # Fused (the default): gate_proj + up_proj + SiLU of each layer in one launch.
+    del cpu_launch[:]
+    handle = tgv_gemm.patch(model)
+    assert sorted(handle.fused) == ["model.layers.0.mlp", "model.layers.1.mlp"], handle.summary()
+    assert len(handle.patched) == 2 * 5 + 1 and len(handle.covered) == 4 and handle.skipped == {}
+    assert handle.not_fused == {}
+    _, got = decode(transformers, model, prompt, tok, 2)
+    assert torch.equal(got, ref), "the stand-in runs the module's own ops on views of the same values"
+    assert len(cpu_launch) == 3 * (2 * 6 + 1) and sum(len(c) == 3 for c in cpu_launch) == 3 * 2
     handle.unpatch()
     assert snapshot(model) == before
 
@@ -380,7 +431,7 @@ def test_a_hugging_face_llama_decode_step_in_a_cuda_graph():
     from tgv_testutil import assert_close, ref_linear
 
     transformers, model = tiny_llama("cuda")
-    handle = tgv_gemm.patch(model)
+    handle = tgv_gemm.patch(model, fuse=False)  # the fused step: test_fusion.py
     assert len(handle.patched) == 15, handle.summary()
     prompt = torch.randint(0, 256, (4, 6), device="cuda")
     tok = torch.randint(0, 256, (4, 1), device="cuda")
@@ -390,18 +441,8 @@ def test_a_hugging_face_llama_decode_step_in_a_cuda_graph():
         assert_close(out, ref_linear(args[0], module.weight, module.bias), "linear")
         checked.append(1)
 
-    hooks = [model.get_submodule(n).register_forward_hook(hook) for n in handle.patched]
-    _, eager = decode(transformers, model, prompt, tok, 3)  # the reference: three eager steps
-    for h in hooks:
-        h.remove()
+    eager = hooked_decode(transformers, model, prompt, tok, {n: hook for n in handle.patched})
     assert len(checked) == 4 * 15
-    cache, _ = decode(transformers, model, prompt, tok, 2)
-    with torch.inference_mode():
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            logits = model(input_ids=tok, past_key_values=cache, use_cache=True).logits
-        logits.fill_(float("nan"))
-        graph.replay()  # the third step, at the position the cache holds on the device
-        torch.cuda.synchronize()
+    logits = captured_third_step(transformers, model, prompt, tok)
     assert torch.equal(logits, eager), "the captured step computes what the eager one does"
     handle.unpatch()

@@ -1,0 +1,328 @@
+"""The fusers tgv_gemm.patch(model) asks (registered in _patch.FUSERS).
+
+gated_mlp: a module whose forward is, in its source,
+    down_proj(act_fn(gate_proj(x)) * up_proj(x))
+(Llama, Mistral, Qwen2/3, Gemma and about a hundred other transformers MLPs)
+with act_fn SiLU or GELU's tanh approximation runs
+    down_proj(silu_mul_linear(x, W_gate_up, b_gate_up))
+instead: the gate and up projections and the activation-and-multiply become one
+GEMM over a [2I, K] weight (gate rows first) and its epilogue, down_proj stays
+a child linear (patched like any other). Three kernels a layer fewer, and the
+[M, I] gate and up outputs never reach memory.
+
+The merged weight: built once at patch time by concatenation, after which the
+two nn.Linear weights are *views* into it (Parameter.data set to W[:I] and
+W[I:]; the Parameter objects, their names and state_dict stay), so the
+originals are freed and the model holds the weight once. Freed blocks stay in
+torch's caching allocator (torch.cuda.empty_cache() hands them back). A weight
+already laid out so (a second patch after unpatch) is used in place: nothing is
+copied again. unpatch() restores the forwards; the weights stay views, with the
+same values. load_state_dict copies into the views, so the merged weight
+follows; anything that rebinds a weight (model.to(dtype), param.data = ...)
+breaks the aliasing, which the fused forward checks on every eager call (four
+pointer comparisons; not while torch.compile traces it): it then runs the
+module's own forward, which is correct, just unfused. A deepcopy of a fused model is such a case (Parameter.__deepcopy__
+clones each weight).
+
+What is proven before fusing, each refusal a reason in handle.not_fused:
+- the class's forward source parses to exactly the pattern above (an
+  intermediate `name = ...; return name` allowed, the two factors in either
+  order, no decorators, a single argument); nothing is inferred from names alone;
+- act_fn is one of the known types, exactly (a subclass may compute anything):
+  torch.nn.SiLU, torch.nn.functional.silu, transformers' SiLUActivation;
+  torch.nn.GELU(approximate="tanh"), transformers' GELUTanh (= PytorchGELUTanh),
+  NewGELUActivation, FastGELUActivation; with no instance forward of its own
+  (e.g. a kernel swapped in from the hub), and then checked numerically against
+  F.silu / F.gelu(approximate="tanh") on 512 fp32 points in [-8, 8] (|diff|
+  <= 1e-5 + 1e-5 |ref|; erf GELU differs by up to ~5e-4, QuickGELU by ~2e-2);
+- gate_proj and up_proj are patchable nn.Linear (skip_reason), of one shape,
+  both with a bias or both without, with no hooks (fusion would skip them; the
+  same for act_fn and for global forward hooks);
+- the module is in eval mode (fusion is for inference; training keeps the
+  module's forward);
+- the library takes the merged weight with that epilogue (get_plan at M = 1).
+
+Per call, as the patched linears do: the fused path runs for a bf16 CUDA input
+with nothing for autograd to record; anything else runs the module's own
+forward (its gate/up linears then run F.linear).
+
+Not fused (docs/integration.md says why): o_proj/down_proj with the residual
+add, and q/k/v into one GEMM. The residual add and the attention's use of q, k
+and v live in the decoder layer's and the attention's forward; fusing them
+would mean re-implementing those forwards.
+"""
+
+import ast
+import functools
+import inspect
+import sys
+import textwrap
+
+import torch
+import torch.nn.functional as F
+
+from . import get_plan as _get_plan
+from . import gelu_tanh_mul_linear as _tgv_gelu_tanh_mul
+from . import silu_mul_linear as _tgv_silu_mul
+from . import TgvError
+from . import _patch
+from ._patch import Fusion, FusionState, _BF16, skip_reason
+
+_grad_enabled = torch.is_grad_enabled
+_is_compiling = torch.compiler.is_compiling
+
+STATE = "_tgv_gated_mlp"  # the instance attribute holding a fused module's merged weight
+
+# ---- the forward's source ----------------------------------------------------------
+
+
+def _self_attr(node, self_name, attr):
+    return (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name)
+            and node.value.id == self_name)
+
+
+def _call_of(node, self_name, attr, arg):
+    """node is self.<attr>(<arg>): one positional argument, no keywords."""
+    return (isinstance(node, ast.Call) and _self_attr(node.func, self_name, attr) and len(node.args) == 1
+            and not node.keywords and arg(node.args[0]))
+
+
+def _is_gated_product(expr, self_name, x):
+    """expr is self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+    (the factors in either order)."""
+
+    def is_x(n):
+        return isinstance(n, ast.Name) and n.id == x
+
+    def gated(n):
+        return _call_of(n, self_name, "act_fn", lambda a: _call_of(a, self_name, "gate_proj", is_x))
+
+    def up(n):
+        return _call_of(n, self_name, "up_proj", is_x)
+
+    def product(n):
+        return (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+                and ((gated(n.left) and up(n.right)) or (up(n.left) and gated(n.right))))
+
+    return _call_of(expr, self_name, "down_proj", product)
+
+
+@functools.lru_cache(maxsize=None)
+def forward_mismatch(forward):
+    """None when `forward` (a class's function) is the gated MLP in its source,
+    else why not."""
+    try:
+        source = textwrap.dedent(inspect.getsource(forward))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError) as e:
+        return "its forward's source cannot be read (%s)" % (type(e).__name__,)
+    fn = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(fn, ast.FunctionDef):
+        return "its forward is not a plain function"
+    if fn.decorator_list:
+        return "its forward is decorated"
+    a = fn.args
+    if (len(a.args) != 2 or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or a.defaults):
+        return "its forward takes other arguments than (self, x)"
+    self_name, x = a.args[0].arg, a.args[1].arg
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    expr = None
+    if len(body) == 1 and isinstance(body[0], ast.Return):
+        expr = body[0].value
+    elif (len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1
+          and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return)
+          and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id):
+        expr = body[0].value
+    if expr is None or not _is_gated_product(expr, self_name, x):
+        return "its forward is not `return down_proj(act_fn(gate_proj(x)) * up_proj(x))`"
+    return None
+
+
+# ---- the activation ----------------------------------------------------------------
+
+_SILU, _GELU_TANH = "silu", "gelu_tanh"
+_TRANSFORMERS_KINDS = {
+    "SiLUActivation": _SILU,
+    "GELUTanh": _GELU_TANH,  # PytorchGELUTanh is this class under another name
+    "PytorchGELUTanh": _GELU_TANH,
+    "NewGELUActivation": _GELU_TANH,
+    "FastGELUActivation": _GELU_TANH,
+}
+_REFERENCE = {_SILU: F.silu, _GELU_TANH: functools.partial(F.gelu, approximate="tanh")}
+PROBE_TOL = 1e-5
+
+
+def _kind_by_type(act):
+    if act is F.silu:
+        return _SILU
+    t = type(act)
+    if t is torch.nn.SiLU:
+        return _SILU
+    if t is torch.nn.GELU:
+        return _GELU_TANH if act.approximate == "tanh" else None
+    name = t.__name__
+    mod = sys.modules.get("transformers.activations")
+    if mod is not None and t.__module__ == mod.__name__ and getattr(mod, name, None) is t:
+        return _TRANSFORMERS_KINDS.get(name)
+    return None
+
+
+def activation_kind(act, device):
+    """(kind, None) for a SiLU or GELU-tanh we can prove, else (None, why)."""
+    what = getattr(act, "__name__", None) or type(act).__name__
+    if type(act) is torch.nn.GELU:
+        what = "GELU(approximate=%r)" % (act.approximate,)
+    kind = _kind_by_type(act)
+    if kind is None:
+        return None, "act_fn is %s: only SiLU and GELU (tanh) have a fused epilogue" % (what,)
+    if isinstance(act, torch.nn.Module):
+        if "forward" in act.__dict__:
+            return None, "act_fn (%s) has an instance forward of its own" % (what,)
+        if act._forward_hooks or act._forward_pre_hooks:
+            return None, "act_fn has hooks (fusion would skip them)"
+    probe = torch.linspace(-8.0, 8.0, 512, device=device)
+    with torch.no_grad():
+        try:
+            got = act(probe)
+        except Exception as e:  # noqa: BLE001 - any failure is a refusal, not our error
+            return None, "act_fn (%s) failed on the numeric probe: %s" % (what, e)
+        ref = _REFERENCE[kind](probe)
+        ok = isinstance(got, torch.Tensor) and got.shape == ref.shape and bool(
+            ((got.float() - ref).abs() <= PROBE_TOL + PROBE_TOL * ref.abs()).all())
+    if not ok:
+        return None, "act_fn (%s) does not compute %s on the numeric probe" % (what, kind)
+    return kind, None
+
+
+# ---- the fused forward -------------------------------------------------------------
+
+
+class GatedState(FusionState):
+    """What a fused module keeps (instance attribute STATE): the merged weight
+    and bias, the activation, the backend, and the views' pointers that say the
+    merge still holds."""
+
+    def __init__(self, weight, bias, kind, backend, gate, up, copied):
+        self.weight = weight
+        self.copied = copied  # False: the weights were already one tensor (a second patch)
+        self.bias = bias
+        self.kind = kind
+        self.backend = backend
+        self.covers = ("gate_proj", "up_proj")
+        self.ptrs = _ptrs(gate, up)
+
+
+def _ptrs(gate, up):
+    g, u = gate.bias, up.bias
+    return (gate.weight.data_ptr(), up.weight.data_ptr(), g.data_ptr() if g is not None else 0,
+            u.data_ptr() if u is not None else 0)
+
+
+# What the fused forward launches, by kind (the CPU tests put stand-ins here).
+LAUNCH = {_SILU: _tgv_silu_mul, _GELU_TANH: _tgv_gelu_tanh_mul}
+EPILOGUE = {_SILU: "silu_mul", _GELU_TANH: "gelu_tanh_mul"}
+
+
+def forward_gated(self, x):
+    """A fused gated MLP's forward (bound to the module by patch())."""
+    st = self.__dict__[STATE]
+    gate, up = self.gate_proj, self.up_proj
+    if (
+        (x.is_cuda or x.device.type in _patch._DEVICE_TYPES)
+        and x.dtype is _BF16
+        and not (_grad_enabled() and (x.requires_grad or gate.weight.requires_grad or up.weight.requires_grad))
+        and (_is_compiling() or _ptrs(gate, up) == st.ptrs)  # dynamo cannot trace data_ptr()
+    ):
+        return self.down_proj(LAUNCH[st.kind](x, st.weight, st.bias, backend=st.backend))
+    return type(self).forward(self, x)
+
+
+# ---- the merge ---------------------------------------------------------------------
+
+
+def _adjacent(a, b):
+    """b's elements follow a's in one storage, both contiguous: [a; b] is a view."""
+    return (a.is_contiguous() and b.is_contiguous() and a.dtype == b.dtype and a.device == b.device
+            and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+            and b.storage_offset() == a.storage_offset() + a.numel())
+
+
+def _merged(a, b):
+    """[a; b] along dim 0 as one contiguous tensor: a view where a and b already
+    are one (copied=False), else a new concatenation (copied=True)."""
+    a, b = a.detach(), b.detach()
+    if _adjacent(a, b):
+        shape = (a.shape[0] + b.shape[0],) + tuple(a.shape[1:])
+        strides = (a.shape[1], 1) if a.dim() == 2 else (1,)  # weights [N, K], biases [N]
+        return a.as_strided(shape, strides, a.storage_offset()), False
+    return torch.cat([a, b], 0), True
+
+
+def _rebind(param, view):
+    with torch.no_grad():
+        param.data = view
+
+
+def _global_hooks():
+    m = torch.nn.modules.module
+    return any(getattr(m, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks"))
+
+
+def gated_mlp(name, module, backend):
+    """Fuser (see the file's docstring): a Fusion, a reason (str) when the module
+    is a gated MLP that cannot be fused, or None when it is not one."""
+    children = module._modules
+    gate, up, down = children.get("gate_proj"), children.get("up_proj"), children.get("down_proj")
+    if gate is None or up is None or down is None or not hasattr(module, "act_fn"):
+        return None
+    cls = type(module).__name__
+    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+        return "patch() runs under CUDA-graph capture: fusing copies weights and probes act_fn (patch before capturing)"
+    if module.training:
+        return "%s is in training mode: fusion is for inference (model.eval() first)" % cls
+    why = forward_mismatch(type(module).forward)
+    if why is not None:
+        return "%s: %s" % (cls, why)
+    for child_name, child in (("gate_proj", gate), ("up_proj", up)):
+        if not isinstance(child, torch.nn.Linear):
+            return "%s is %s, not nn.Linear" % (child_name, type(child).__name__)
+        why = skip_reason(child, backend, check_plan=False)
+        if why is not None:
+            return "%s: %s" % (child_name, why)
+        if child._forward_hooks or child._forward_pre_hooks:
+            return "%s has hooks (fusion would skip them)" % child_name
+    if _global_hooks():
+        return "global forward hooks are registered (fusion would skip them for gate_proj and up_proj)"
+    gw, uw = gate.weight, up.weight
+    if gw.shape != uw.shape or gw.device != uw.device:
+        return "gate_proj %s and up_proj %s differ in shape or device" % (
+            "x".join(map(str, gw.shape)), "x".join(map(str, uw.shape)))
+    if (gate.bias is None) != (up.bias is None):
+        return "%s has a bias and %s has none" % (("gate_proj", "up_proj") if up.bias is None else ("up_proj",
+                                                                                                     "gate_proj"))
+    kind, why = activation_kind(module.act_fn, gw.device)
+    if why is not None:
+        return why
+
+    def apply():
+        w, copied = _merged(gw, uw)
+        b = None if gate.bias is None else _merged(gate.bias, up.bias)[0]
+        if w.is_cuda:
+            try:
+                _get_plan(w.new_empty((1, w.shape[1])), w, b, backend=backend, epilogue=EPILOGUE[kind])
+            except TgvError as e:
+                return "the merged gate_up weight is refused by the library: %s" % (e,)
+        i = gw.shape[0]
+        _rebind(gw, w[:i])
+        _rebind(uw, w[i:])
+        if b is not None:
+            _rebind(gate.bias, b[:i])
+            _rebind(up.bias, b[i:])
+        return {STATE: GatedState(w, b, kind, backend, gate, up, copied)}
+
+    what = "gate_proj+up_proj+%s: %s_linear over one %dx%d weight" % (
+        kind, EPILOGUE[kind], 2 * gw.shape[0], gw.shape[1])
+    return Fusion(forward_gated, ("gate_proj", "up_proj"), what, apply=apply)
