@@ -49,6 +49,7 @@ def parse_args():
     ap.add_argument("--shapes", default="")
     ap.add_argument("--max-split", type=int, default=8)
     ap.add_argument("--no-stream-k", action="store_true", help="leave out the stream-K candidates (split -1)")
+    ap.add_argument("--pdl", type=int, choices=(0, 1), default=None, help="PDL off or on (default: the library's)")
     ap.add_argument("--replays", type=int, default=5)
     ap.add_argument("--budget-s", type=float, default=400.0, help="stop starting new shapes after this")
     return ap.parse_args()
@@ -84,8 +85,8 @@ def main():
                 plan = tgv_gemm.get_plan(x, ws[0])
                 plan_s = "%s/t%s/s%s/st%s" % (plan.get("backend"), plan.get("tactic"), plan.get("split_k"),
                                               plan.get("stages"))
-                cands = [("torch", None), ("cublas", L.options("cublas", None, None)),
-                         ("auto", L.options("auto", None, None))]
+                cands = [("torch", None), ("cublas", L.options("cublas", None, a.pdl)),
+                         ("auto", L.options("auto", None, a.pdl))]
                 cta_n = min(t["cta_n"] for t in mine if t["cta_n"] >= min(m, 256))
                 for t in mine:
                     if t["cta_n"] != cta_n:
@@ -95,9 +96,9 @@ def main():
                     for split in range(1, a.max_split + 1):
                         if split > kb or (split > 1 and tiles * split > 2 * sms):
                             continue
-                        cands.append(("tgv", L.options("tgv", t["id"], None, split_k=split), t, split))
+                        cands.append(("tgv", L.options("tgv", t["id"], a.pdl, split_k=split), t, split))
                     if not a.no_stream_k:  # the library refuses (skipped below) what it cannot share out
-                        cands.append(("tgv", L.options("tgv", t["id"], None, split_k=-1), t, -1))
+                        cands.append(("tgv", L.options("tgv", t["id"], a.pdl, split_k=-1), t, -1))
                 for c in cands:
                     name, opts = c[0], c[1]
                     if name == "torch":

@@ -142,9 +142,9 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
   return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
 }
 
-bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us) {
+bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us) {
   const double margin = g.m <= 32 ? kCublasMarginSmallM : kCublasMarginLargeM;
-  return predict_cublas_us(g, dev) < sm90_us * (1.0 + margin);
+  return predict_cublas_us(g, dev) + cublas_extra_us < sm90_us * (1.0 + margin);
 }
 
 double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev) {

@@ -51,8 +51,9 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
 double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev);
 
 // Whether auto hands g to cuBLASLt against our best candidate's prediction:
-// cuBLASLt's prediction must not exceed ours by the margin for its M range.
-bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us);
+// cuBLASLt's prediction, plus `cublas_extra_us` (what its path adds beyond the
+// GEMM: epilogue_rules.hpp), must not exceed ours by the margin for its M range.
+bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us = 0.0);
 
 // Every SM90 candidate for g: the tactics whose token tile is the smallest
 // that covers M (the weights are then read once), each split 1..8 and

@@ -12,7 +12,20 @@ void append(std::string& s, const std::string& part) {
   s += part;
 }
 
+// Our epilogue kernel after cuBLASLt: one more dependent launch in the stream
+// (its launch and first loads, as a small kernel costs in a graph), and the
+// fp32 product through the scratch at about L2 speed.
+constexpr double kEpilogueKernelUs = 2.0;
+constexpr double kScratchGbps = 3000;
+
 }  // namespace
+
+double cublas_epilogue_extra_us(const GemmDesc& g, const DeviceInfo& dev) {
+  (void)dev;
+  if (g.plain() || (g.bias == nullptr && !g.has_residual() && g.act == Act::None)) return 0.0;
+  const double scratch_bytes = 2.0 * 4.0 * double(g.l) * double(g.m) * double(g.n);  // written, read back
+  return kEpilogueKernelUs + scratch_bytes / kScratchGbps * 1e-3;
+}
 
 std::string epilogue_summary(const GemmDesc& g) {
   std::string s;

@@ -17,6 +17,12 @@ namespace tgv::detail {
 // whatever this accepts.
 std::string epilogue_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev);
 
+// What cuBLASLt's path adds to g beyond its GEMM, in microseconds: nothing for
+// a plain problem or one cuBLASLt writes directly (no bias, residual or
+// gating); else the fp32 scratch written and read again and our epilogue
+// kernel after it (src/cublas/epilogue_fallback), which the tgv kernel fuses.
+double cublas_epilogue_extra_us(const GemmDesc& g, const DeviceInfo& dev);
+
 // What the problem asks beyond a plain bf16 GEMM, for messages: e.g.
 // "fp16 inputs, fp32 out, a residual". Empty for a plain problem.
 std::string epilogue_summary(const GemmDesc& g);

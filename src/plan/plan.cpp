@@ -232,7 +232,9 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
       if (tgv_required) throw Error(TGV_ERROR_INTERNAL, "the cost model found no SM90 candidate that fits");
       return p;
     }
-    if (!tgv_required && (g.m > kMaxModelTokens || cublas_predicted_faster(g, dev, pick.us))) return p;
+    if (!tgv_required &&
+        (g.m > kMaxModelTokens || cublas_predicted_faster(g, dev, pick.us, cublas_epilogue_extra_us(g, dev))))
+      return p;
   }
 
   p.backend = TGV_BACKEND_TGV;

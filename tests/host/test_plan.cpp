@@ -11,6 +11,7 @@
 #include "host_util.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/device_info.hpp"
+#include "plan/epilogue_rules.hpp"
 #include "plan/plan.hpp"
 #include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
@@ -609,6 +610,32 @@ TEST(Plan, TunedStreamKEntry) {
   EXPECT_EQ(p.stream_k_ctas, 132);
   const Plan q = plan(desc(1, 33, 8), options(TGV_BACKEND_TGV), kH200, &table);
   EXPECT_NE(q.split_k, kSplitKStream) << "one tile of one K block: the entry is not usable";
+}
+
+}  // namespace
+
+namespace {
+
+// Auto weighs cuBLASLt with what its path adds for a fused epilogue (the fp32
+// scratch and our kernel after it): a gated or residual call goes to our
+// kernel at least wherever its plain twin does, and at some shape where the
+// plain twin goes to cuBLASLt.
+TEST(Plan, AutoCountsCublasEpilogueKernel) {
+  int tgv_only_fused = 0;
+  for (int64_t m : {1, 16, 32, 64, 128})
+    for (int64_t n : {256, 1024, 4096, 14336, 28672})
+      for (int64_t k : {1024, 4096, 8192}) {
+        tgv_problem plain = make_problem(m, n, k, 1);
+        tgv_problem gated = plain;
+        gated.epilogue = TGV_EPILOGUE_SILU_MUL;
+        const GemmDesc gp = validate_problem(plain), gg = validate_problem(gated);
+        EXPECT_EQ(cublas_epilogue_extra_us(gp, kH200), 0.0);
+        EXPECT_GT(cublas_epilogue_extra_us(gg, kH200), 0.0);
+        const Plan a = plan(gp, options(TGV_BACKEND_AUTO), kH200), b = plan(gg, options(TGV_BACKEND_AUTO), kH200);
+        if (a.backend == TGV_BACKEND_TGV) EXPECT_EQ(b.backend, TGV_BACKEND_TGV) << m << " " << n << " " << k;
+        tgv_only_fused += a.backend == TGV_BACKEND_CUBLAS && b.backend == TGV_BACKEND_TGV;
+      }
+  EXPECT_GT(tgv_only_fused, 0);
 }
 
 }  // namespace
