@@ -3,7 +3,7 @@
 // Replays `count` back-to-back GEMMs of one SM90 instance (64x8x128, K-major
 // x and W: the ladder's tile for M <= 8 on mid-size weights) from one CUDA
 // graph over rotating cold weight copies, PDL on or off, with the kernel's
-// trace points compiled in (src/kernels/sm90/trace.cuh), and prints per
+// protocol points recorded (TraceHooks below), and prints per
 // kernel: its span on the GPU, the gap to the next kernel, and per CTA the
 // launch skew, the first load's latency, the stream, the epilogue.
 //
