@@ -253,8 +253,8 @@ def get_plan(x, weight, bias=None, *, out=None, backend="auto", tactic=None, pdl
              epilogue="none"):
     """What linear() would run for these arguments, without launching anything:
     a dict with backend ("tgv" or "cublas"; None for an empty problem), tactic
-    (an id from list_tactics(), or None), split_k, stages (the pipeline depth)
-    and pdl. Same checks and errors as linear(); epilogue is "none", "silu_mul"
+    (an id from list_tactics(), or None), split_k (-1: stream-K, from a tuning
+    file), stages (the pipeline depth) and pdl. Same checks and errors as linear(); epilogue is "none", "silu_mul"
     or "gelu_tanh_mul" (what silu_mul_linear / gelu_tanh_mul_linear run)."""
     if epilogue not in _lib.EPILOGUES:
         raise TgvValueError("tgv_gemm.get_plan: epilogue=%r: must be one of %s" % (epilogue, ", ".join(
