@@ -1,0 +1,101 @@
+"""Does a GEMM's rank among its candidates depend on what runs beside it?
+
+The corpus bench and the tuner time back-to-back GEMMs in one graph with PDL:
+a grid that leaves SMs free lets the next GEMM start streaming early. Inside a
+model the neighbours are other kernels (norms, attention) that neither trigger
+nor wait programmatically. This times each candidate both ways over rotating
+cold weights: "chain" = back-to-back calls; "isolated" = each call followed by
+a one-element torch kernel (whose own time, measured alone the same way, is
+subtracted). Prints per point the candidates' times in both modes and torch's.
+
+  TGV_GEMM_LIBRARY=.../libtgv_gemm.so PYTHONPATH=python \
+    python3 bench/experiments/isolated.py [--shapes N:K,...] [--m 1,8,32]
+"""
+
+import argparse
+import math
+import os
+import sys
+
+os.environ.setdefault("TGV_TUNING_FILE", "/nonexistent/tgv-untuned.json")
+
+import torch  # noqa: E402
+
+from tgv_gemm import _lib as L  # noqa: E402
+from tgv_gemm import _ops  # noqa: E402
+from tgv_gemm._tune import _time_graph  # noqa: E402
+
+SHAPES = [(5120, 2880), (1280, 2880), (4096, 4096), (6144, 4096), (2112, 7168), (28672, 4096), (4096, 14336),
+          (1280, 8192), (8192, 1024), (7168, 8192), (8192, 3584)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default="")
+    ap.add_argument("--m", default="1,16")
+    ap.add_argument("--replays", type=int, default=5)
+    a = ap.parse_args()
+    shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else SHAPES
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    tactics = [t for t in (L.get_tactic(i) for i in range(L.num_tactics())) if t["arch"] == 90]
+    spacer = torch.zeros(1, device=dev)
+    calls = 40
+
+    def timed(fn, copies, isolated):
+        if not isolated:
+            return _time_graph(fn, calls, a.replays)
+
+        def with_spacer(i):
+            fn(i)
+            spacer.add_(1.0)
+        return _time_graph(with_spacer, calls, a.replays)
+
+    alone = _time_graph(lambda i: spacer.add_(1.0), calls, a.replays)
+    print("spacer kernel alone: %.2f us" % alone)
+    print("N K M | candidate: chain us / isolated us (spacer subtracted)")
+    for n, k in shapes:
+        copies = max(2, math.ceil(8 * props.L2_cache_size / (n * k * 2)))
+        ws = [torch.randn(n, k, device=dev, dtype=torch.bfloat16) / math.sqrt(k) for _ in range(copies)]
+        for m in [int(v) for v in a.m.split(",")]:
+            x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
+            out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+            cands = [("torch", None), ("auto", L.options("auto", None, None))]
+            cta_n = min(t["cta_n"] for t in tactics if t["cta_n"] >= m)
+            for t in tactics:
+                if t["cta_n"] != cta_n:
+                    continue
+                for split in (1, 2, 3, 4, 5, 6, 8, -1):
+                    cands.append(("%dx%dx%d/%s" % (t["cta_m"], t["cta_n"], t["cta_k"], "sk" if split < 0 else split),
+                                  L.options("tgv", t["id"], None, split_k=split)))
+            results = []
+            for name, opts in cands:
+                if opts is None:
+                    def call(i):
+                        torch.matmul(x, ws[i % copies].t(), out=out)
+                else:
+                    try:
+                        _ops.run_linear(x, ws[0], None, out, "tgv" if "/" in name else name, None, None, "iso",
+                                        options=opts)
+                    except L.TgvError:
+                        continue
+
+                    def call(i, opts=opts, backend="tgv" if "/" in name else name):
+                        _ops.run_linear(x, ws[i % copies], None, out, backend, None, None, "iso", options=opts)
+                chain = timed(call, copies, False)
+                iso = timed(call, copies, True) - alone
+                results.append((name, chain, iso))
+            best_chain = min(r[1] for r in results if r[0] not in ("torch", "auto"))
+            best_iso = min(r[2] for r in results if r[0] not in ("torch", "auto"))
+            pick_chain = [r[0] for r in results if r[1] == best_chain][0]
+            pick_iso = [r[0] for r in results if r[2] == best_iso][0]
+            d = {r[0]: r for r in results}
+            print("%d %d %d | torch %.2f/%.2f auto %.2f/%.2f | best chain %s %.2f (iso %.2f) | best isolated %s %.2f "
+                  "(chain %.2f)" % (n, k, m, d["torch"][1], d["torch"][2], d["auto"][1], d["auto"][2], pick_chain,
+                                    best_chain, d[pick_chain][2], pick_iso, best_iso, d[pick_iso][1]), flush=True)
+        del ws
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
