@@ -34,6 +34,7 @@ def main():
     ap.add_argument("--shapes", default="")
     ap.add_argument("--m", default="1,16")
     ap.add_argument("--replays", type=int, default=5)
+    ap.add_argument("--all", action="store_true", help="print every candidate's pair of times")
     a = ap.parse_args()
     shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else SHAPES
     dev = torch.device("cuda")
@@ -90,6 +91,9 @@ def main():
             pick_chain = [r[0] for r in results if r[1] == best_chain][0]
             pick_iso = [r[0] for r in results if r[2] == best_iso][0]
             d = {r[0]: r for r in results}
+            if a.all:
+                for name, chain, iso in sorted(results, key=lambda r: r[2]):
+                    print("    %-16s chain %7.2f  isolated %7.2f" % (name, chain, iso))
             print("%d %d %d | torch %.2f/%.2f auto %.2f/%.2f | best chain %s %.2f (iso %.2f) | best isolated %s %.2f "
                   "(chain %.2f)" % (n, k, m, d["torch"][1], d["torch"][2], d["auto"][1], d["auto"][2], pick_chain,
                                     best_chain, d[pick_chain][2], pick_iso, best_iso, d[pick_iso][1]), flush=True)
