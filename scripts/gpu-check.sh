@@ -66,7 +66,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   # ordering test, and the epilogues on a one- and a two-consumer tactic
   # (direct and staged stores).
   subset='*TgvTactic*/0:*TgvSplitK*/3:*TgvStreamK.*m8_n128_k16384*:*TgvStreamK.*m33_n200*:*TgvStreamKTactic*/5'
-  subset+=':*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
+  subset+=':Sm90/EpilogueStreamK.*m33_n1040*:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
   for tool in memcheck racecheck synccheck; do
     step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$subset"
