@@ -146,6 +146,41 @@ TEST(CostModel, DeterministicAndFollowsTheDevice) {
   EXPECT_GT(predict_cublas_us(desc(1, 28672, 4096), slow), predict_cublas_us(desc(1, 28672, 4096), fast));
 }
 
+// The C++ arithmetic is the fit script's: predictions of both backends for a
+// few (shape, candidate) pairs as scripts/fit_cost_model.py --print-checks
+// printed them with the constants both hold. A constant or formula changed on
+// one side only fails here.
+TEST(CostModel, MatchesTheFitScript) {
+  struct Check {
+    int64_t n, k, m;
+    int32_t cta_m, cta_n, cta_k, split;
+    double tgv_us, cublas_us;
+  };
+  const Check checks[] = {
+      {4096, 4096, 1, 128, 8, 64, 2, 11.222386, 12.508854},
+      {5120, 2880, 1, 128, 8, 128, 1, 14.095958, 11.097087},
+      {1024, 4096, 1, 128, 8, 128, 6, 5.570858, 7.070514},
+      {8192, 3584, 64, 64, 64, 64, 1, 17.997258, 18.206421},
+      {28672, 4096, 1, 128, 8, 64, -1, 57.667625, 56.015574},
+      {1024, 4096, 8, 64, 8, 128, 8, 6.618219, 7.032248},
+      {2560, 8192, 32, 128, 32, 128, 5, 14.981200, 16.629930},
+      {6144, 4096, 128, 128, 128, 64, 2, 18.884522, 17.400494},
+  };
+  const DeviceInfo dev = hopper(132);
+  for (const Check& c : checks) {
+    int32_t id = -1;
+    for (int32_t i = 0; i < kNumTactics; ++i) {
+      const Tactic& t = tactics()[i];
+      if (t.arch == 90 && t.cta_m == c.cta_m && t.cta_n == c.cta_n && t.cta_k == c.cta_k) id = i;
+    }
+    ASSERT_GE(id, 0) << c.cta_m << "x" << c.cta_n << "x" << c.cta_k;
+    const GemmDesc g = desc(c.m, c.n, c.k);
+    // The script prints 6 decimals: agreement to 1e-5 us is the same arithmetic.
+    EXPECT_NEAR(predict_sm90_us(g, tactic(id), c.split, dev), c.tgv_us, 1e-5) << c.n << "x" << c.k << " M=" << c.m;
+    EXPECT_NEAR(predict_cublas_us(g, dev), c.cublas_us, 1e-5) << c.n << "x" << c.k << " M=" << c.m;
+  }
+}
+
 TEST(CostModel, CublasGrowsWithTheWeights) {
   const DeviceInfo dev = hopper(132);
   for (int64_t m : {1, 8, 32, 64, 128, 256}) {
