@@ -18,11 +18,16 @@ test CostModel.MatchesTheFitScript holds numbers printed by --print-checks):
   rate of one CTA  r = min(ring bytes of W / lat_ns, consumer rate) x (ktail if K % cta_k)
                    consumer rate = cta_m cta_k 2 / (c0_ns + cta_k c1_ns)   (a stage per consumer step)
   rate of a grid   agg(a r) = ((a r)^-p + hbm^-p)^(-1/p)     a = CTAs streaming at once
-  tgv body         W bytes / agg(a r) + (waves - 1) wave_us + [split > 1] (split_us + rank_us (split - 1))
-                   + cta_us a / SMs           (a grid that leaves SMs free lets the next GEMM start)
+  tgv body         W bytes / agg(a r) + (waves - 1) wave_us + cta_us a / SMs
+                   + [split > 1] (split_us + (split - 1) (rank_us + cta_m cta_n 4 bytes / dsmem_gbps))
+                   (cta_us: a grid that leaves SMs free lets the next GEMM start there, PDL)
   stream-K body    the same over its CTAs, one wave, + sk_us
-  price per token tile: fixed + body_scale body + floor_scale (W bytes / 4.5 TB/s), least squares
-  cublas: fixed + W bytes / gbps + 2 M N K / tflops per fitted M
+  price per token tile: fixed + body_scale body, least squares of the relative error
+  cublas per fitted M: fixed + W bytes x a + 2 M N K x b + K x c, likewise
+The ranking constants (FITTED) come from --fit: a seeded random local search on
+the count of points whose pick is within 5% of the best candidate; --folds
+refits without each fold's shapes and scores them. The margin scan prints the
+trade of auto's cuBLASLt margins. Prints --print-checks for the host test.
 Needs numpy.
 """
 
@@ -35,7 +40,6 @@ import re
 
 import numpy as np
 
-HBM_GBPS = 4500.0  # the read bandwidth tgv-bench measures on the H200 (perf-notes)
 SMEM_OPTIN = 232448  # the H200's opt-in shared memory per block
 SMEM_RESERVE = 1024
 MAX_STAGES = 16
@@ -43,18 +47,22 @@ MIN_KB_PER_SPLIT = 4
 
 # The fitted ranking constants (--fit refits them; cost_model.cpp holds the same).
 FITTED = collections.OrderedDict([
-    ("p", 1.386), ("lat_ns", 1490), ("c0_ns", 19.48), ("c1_ns", 0.9951), ("c2_ns", 0.006769), ("hbm_gbps",
-    4837), ("ktail", 0.6634), ("wave_us", 1.26), ("split_us", 0.1853), ("rank_us", 0.05189), ("dsmem_gbps",
-    46.72), ("cta_us", 1.118), ("sk_us", 1)])
+    ("p", 2.0), ("lat_ns", 1188.0), ("c0_ns", 31.49), ("c1_ns", 1.008), ("hbm_gbps", 3959.0), ("ktail", 0.8),
+    ("wave_us", 5.063), ("split_us", 0.3), ("rank_us", 0.05), ("dsmem_gbps", 95.67), ("cta_us", 0.5367),
+    ("sk_us", 1.0)])
 # Where --fit and the held-out fits start: round physical guesses (a 1.5 us
 # load latency, 4.5 TB/s, a consumer step of ~1 ns per column, 2 us a wave).
 START = collections.OrderedDict([
-    ("p", 2.0), ("lat_ns", 1500.0), ("c0_ns", 30.0), ("c1_ns", 1.0), ("c2_ns", 0.0), ("hbm_gbps", 4500.0),
-    ("ktail", 0.8), ("wave_us", 2.0), ("split_us", 0.3), ("rank_us", 0.05), ("dsmem_gbps", 100.0),
+    ("p", 2.0), ("lat_ns", 1500.0), ("c0_ns", 30.0), ("c1_ns", 1.0), ("hbm_gbps", 4500.0), ("ktail", 0.8), ("wave_us", 2.0), ("split_us", 0.3), ("rank_us", 0.05), ("dsmem_gbps", 100.0),
     ("cta_us", 0.5), ("sk_us", 1.0)])
 FIT_ITERS = 3000
+# Held at START, not searched: the knee's sharpness, the K-tail factor and the
+# split-K barriers. Searching them too (13 constants) fitted the 230 points
+# better (169 within 5% instead of 159) and held-out shapes worse (148 instead
+# of 159): the search then fits the sweep's shape-by-shape scatter.
+FROZEN = {"p", "ktail", "split_us", "rank_us"}
 # Constants that may take either sign (the search adds to them as well as scaling them).
-SIGNED = {"c2_ns", "split_us", "rank_us", "wave_us", "cta_us", "sk_us"}
+SIGNED = {"split_us", "rank_us", "wave_us", "cta_us", "sk_us"}
 
 
 def ceil_div(a, b):
@@ -89,7 +97,7 @@ def cta_rate(c, k, cand):
     (Little's law) or what its consumer warpgroups take, whichever is less."""
     cta_m, cta_n, cta_k, split = cand
     ring = stages(cta_m, cta_n, cta_k, split) * cta_m * cta_k * 2 / c["lat_ns"]
-    consumer = cta_m * cta_k * 2 / (c["c0_ns"] + cta_k * (c["c1_ns"] + c["c2_ns"] * cta_n))
+    consumer = cta_m * cta_k * 2 / (c["c0_ns"] + cta_k * c["c1_ns"])
     r = min(ring, consumer)
     return r * c["ktail"] if k % cta_k else r
 
@@ -181,7 +189,7 @@ def rank_hits(c, points, occ):
 
 
 def valid(c):
-    return (c["p"] > 0.3 and c["lat_ns"] > 0 and c["c0_ns"] >= 0 and c["c1_ns"] + 128 * c["c2_ns"] > 0.01
+    return (c["p"] > 0.3 and c["lat_ns"] > 0 and c["c0_ns"] >= 0 and c["c1_ns"] > 0
             and 0.5 <= c["ktail"] <= 1.0 and c["hbm_gbps"] > 0 and c["dsmem_gbps"] > 0)
 
 
@@ -195,10 +203,10 @@ def fit_ranking(points, occ, start=START, iters=FIT_ITERS, seed=1):
     best = rank_hits(c, points, occ)
     for _ in range(iters):
         trial = dict(c)
-        names = [n for n in c if STREAM_K_IN_AUTO or n != "sk_us"]
+        names = [n for n in c if n not in FROZEN and (STREAM_K_IN_AUTO or n != "sk_us")]
         for name in rng.sample(names, rng.choice([1, 1, 2, 3])):
             if name in SIGNED and rng.random() < 0.3:
-                trial[name] += rng.gauss(0, 0.005 if name == "c2_ns" else 0.3)
+                trial[name] += rng.gauss(0, 0.3)
             else:
                 trial[name] *= math.exp(rng.gauss(0, 0.3))
         if not valid(trial):
@@ -227,10 +235,6 @@ def fit_cublas(points, column="torch"):
 
 def nearest_m(table, m):
     return table[min(table, key=lambda mm: abs(math.log(mm / m)))]
-
-
-def floor_us(n, k):
-    return 2.0 * n * k / HBM_GBPS * 1e-3
 
 
 def price(c, points, occ):
@@ -290,7 +294,14 @@ def report(title, c, points, occ, prices, cub, margins, misses_shown=0):
     for r, n, k, m, what, best in sorted(misses, reverse=True)[:misses_shown]:
         print("  miss %.2fx  N=%d K=%d M=%d picked %s, best %s" % (r, n, k, m, what, best))
     if misses_shown:
-        kinds = collections.Counter("cublas picked" if w == "cublas" else "tgv ranking" for _, _, _, _, w, _ in misses)
+        def kind(n, k, m, what):
+            d = next(d for key, d in points.items() if key[1:] == (n, k, m))
+            if what == "cublas":
+                return "cuBLASLt picked, ours > 5% faster"
+            if d["tgv"][what] <= 1.05 * min(d["tgv"].values()):
+                return "ours picked, torch > 5% faster"
+            return "our ranking off by > 5%"
+        kinds = collections.Counter(kind(n, k, m, w) for _, n, k, m, w, _ in misses)
         print("  misses by kind: " + ", ".join("%s %d" % kv for kv in kinds.items()))
         for m, v in sorted(vs_torch.items()):
             print("  M=%d: the pick vs torch: geomean %.3f, min %.3f" % (

@@ -19,28 +19,32 @@ namespace {
 // CostModel.MatchesTheFitScript checks numbers it printed; docs/perf-notes.md §14).
 //
 // One CTA streams at the lesser of what its ring keeps in flight over the load
-// latency (Little's law) and what its consumer warpgroups take (a stage per
-// step of c0 + cta_k (c1 + c2 cta_n) ns, the warpgroups of a 128-row tile side
-// by side); a grid of `a` CTAs at ((a r)^-p + hbm^-p)^(-1/p): a soft ceiling,
-// reached only with many bytes in flight. The ranking constants are fitted to
-// the count of points whose pick lands within 5% of the measured best.
-constexpr double kGridP = 1.386;            // how sharply a grid's rate bends into the ceiling
-constexpr double kLoadLatencyNs = 1490.0;  // a W load's latency under load
-constexpr double kConsumerNs = 19.48;       // a consumer step's fixed part
-constexpr double kConsumerNsPerColumn = 0.9951;
-constexpr double kConsumerNsPerColumnToken = 0.006769;  // the MMA's width: wider token tiles take longer
-constexpr double kHbmGbps = 4837.0;     // the grid's ceiling
+// latency (Little's law: the ring's W bytes / latency) and what its consumer
+// warpgroups take (a stage per step of c0 + c1 x cta_k ns; the two warpgroups
+// of a 128-row tile work side by side, so it takes twice a 64-row tile's bytes
+// per step). A grid of `a` CTAs demanding a x r gets ((a r)^-2 + hbm^-2)^(-1/2):
+// a ceiling approached only with many bytes in flight, so fewer, faster CTAs
+// can match more, slower ones. Fitted (to the count of points whose pick lands
+// within 5% of the measured best): the latency, the consumer step, the
+// ceiling, the wave cost, the DSMEM rate and the full-grid cost. Held at round
+// guesses: the knee's exponent, the K-tail factor and the split barriers
+// (fitting them too fitted the sweep better and held-out shapes worse).
+constexpr double kGridP = 2.0;  // how sharply a grid's rate bends into the ceiling
+constexpr double kLoadLatencyNs = 1188.0;  // a W load's latency under load
+constexpr double kConsumerNs = 31.49;      // a consumer step's fixed part
+constexpr double kConsumerNsPerColumn = 1.008;
+constexpr double kHbmGbps = 3959.0;  // the grid's ceiling
 constexpr double kPeakHbmGbps = 4814;  // the fit GPU's peak from the memory clock and bus width: 2 x 3201 MHz x 6016 bits
 // K not a multiple of cta_k: the K-tail stages use a box per 64-column chunk
 // instead of one folded box (perf-notes §5), fewer bytes per copy.
-constexpr double kKTailFactor = 0.6634;
-constexpr double kWaveUs = 1.26;  // a later wave of clusters: its first loads and the last one's tail
-constexpr double kSplitUs = 0.1853;  // a split-K cluster's barriers
-constexpr double kPerRankUs = 0.05189;  // and per peer beyond the leader
-constexpr double kDsmemGbps = 46.72;  // the leader reading each peer's fp32 partials
+constexpr double kKTailFactor = 0.8;
+constexpr double kWaveUs = 5.063;  // a later wave of clusters: its first loads and the last one's tail
+constexpr double kSplitUs = 0.3;  // a split-K cluster's barriers
+constexpr double kPerRankUs = 0.05;  // and per peer beyond the leader
+constexpr double kDsmemGbps = 95.67;  // the leader reading each peer's fp32 partials
 // Per grid that fills every SM: with PDL in a chain (the sweep's graphs), a
 // grid that leaves SMs free lets the next GEMM's CTAs start streaming there.
-constexpr double kFullGridUs = 1.118;
+constexpr double kFullGridUs = 0.5367;
 // Stream-K's partial tiles through L2 and the last contributor's sum.
 constexpr double kStreamKUs = 1.0;
 // Whether auto's candidates include stream-K: no. It beat every classic
@@ -57,7 +61,7 @@ struct Price {
   double fixed_us, body_scale;
 };
 constexpr Price kSm90Price[] = {
-    {8, 1.422, 1.003}, {32, 2.004, 0.9681}, {64, 2.253, 0.9531}, {128, 3.224, 0.934},
+    {8, 1.914, 0.9271}, {32, 2.797, 0.8991}, {64, 3.38, 0.9076}, {128, 4.764, 0.9221},
 };
 
 // cuBLASLt per token count, fitted to torch's own cuBLAS call timed beside ours
@@ -103,9 +107,7 @@ const Price& price_for(int32_t cta_n) {
 // Bytes per ns one CTA of tactic t streams with the ring it gets at split.
 double cta_rate(const GemmDesc& g, const Tactic& t, int32_t split, const DeviceInfo& dev) {
   const double ring = double(sm90_deepest_stages(t, split, dev)) * t.cta_m * t.cta_k * 2.0 / kLoadLatencyNs;
-  const double consumer =
-      double(t.cta_m) * t.cta_k * 2.0 /
-      (kConsumerNs + double(t.cta_k) * (kConsumerNsPerColumn + kConsumerNsPerColumnToken * t.cta_n));
+  const double consumer = double(t.cta_m) * t.cta_k * 2.0 / (kConsumerNs + double(t.cta_k) * kConsumerNsPerColumn);
   const double r = std::min(ring, consumer);
   return g.k % t.cta_k != 0 ? r * kKTailFactor : r;
 }
