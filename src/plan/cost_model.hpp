@@ -1,11 +1,10 @@
 // The dispatcher's cost model: predicted microseconds of an SM90 tgv
 // candidate (tactic, split-K) and of cuBLASLt for one GEMM, from the bytes each
-// CTA keeps in flight (its rate), a soft HBM ceiling over the grid, the waves of
-// split-K clusters the GPU holds at once, the reduction's DSMEM traffic and a
-// fixed cost per kernel. Pure C++ over GemmDesc and
+// SM streams, the waves of split-K clusters the GPU holds at once, a per-SM
+// read-rate cap and a fixed cost per kernel. Pure C++ over GemmDesc and
 // DeviceInfo, unit-tested on a CPU. The constants are fitted to a sweep of
 // every candidate on the H200 (scripts/fit_cost_model.py over
-// bench/experiments/data/; docs/perf-notes.md §14).
+// bench/experiments/data/; docs/perf-notes.md §12).
 #pragma once
 
 #include <cstdint>

@@ -355,10 +355,9 @@ TEST(Plan, ExplicitStagesHonoured) {
       EXPECT_EQ(p.stages, stages) << "tactic " << id;
     }
   }
-  // 4 stages: a depth every M = 16 candidate's ring holds (128x16x128 holds 6).
-  const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV), 4), kH200);
+  const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV), 8), kH200);
   EXPECT_EQ(p.tactic, best_sm90(g, kH200).tactic);
-  EXPECT_EQ(p.stages, 4);
+  EXPECT_EQ(p.stages, 8);
   // Like an explicit tactic, an explicit depth asks for the tgv kernels even
   // where auto would hand the call to cuBLASLt.
   EXPECT_EQ(plan(desc(200, 4096, 4096), with_stages(options(TGV_BACKEND_AUTO), 2), kH200).backend, TGV_BACKEND_TGV);
