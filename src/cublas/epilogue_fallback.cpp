@@ -6,6 +6,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/error.hpp"
+#include "common/relaxed_capture.hpp"
 #include "common/strfmt.hpp"
 #include "cublas/cublaslt_backend.hpp"
 
@@ -13,7 +14,10 @@ namespace tgv::detail {
 namespace {
 
 // Per (device, stream), for the reason the cuBLASLt workspace is: two streams
-// running at once must not share it. nullptr: first seen under capture.
+// running at once must not share it. Allocated on the stream's first call,
+// also under capture: in relaxed capture mode cudaMalloc neither joins nor
+// breaks it (torch.cuda.graph captures on a stream of its own, so an engine's
+// first gated call there is often a captured one).
 float* scratch_for(int device, cudaStream_t stream) {
   static std::mutex mutex;
   static std::map<std::pair<int, cudaStream_t>, float*> buffers;
@@ -21,11 +25,11 @@ float* scratch_for(int device, cudaStream_t stream) {
   const auto key = std::make_pair(device, stream);
   auto it = buffers.find(key);
   if (it != buffers.end()) return it->second;
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  TGV_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone) return nullptr;  // cudaMalloc is not capture-safe
   void* p = nullptr;
-  TGV_CUDA_CHECK(cudaMalloc(&p, kScratchBytes));
+  {
+    const RelaxedCaptureScope relaxed;
+    TGV_CUDA_CHECK(cudaMalloc(&p, kScratchBytes));
+  }
   buffers.emplace(key, static_cast<float*>(p));
   return static_cast<float*>(p);
 }
@@ -60,10 +64,6 @@ void cublaslt_epilogue_gemm(const GemmDesc& g, cudaStream_t stream) {
   int device = 0;
   TGV_CUDA_CHECK(cudaGetDevice(&device));
   float* scratch = scratch_for(device, stream);
-  if (scratch == nullptr)
-    throw_unsupported("the first call of this stream with an epilogue on the cuBLASLt path is under CUDA-graph "
-                      "capture, where its scratch buffer cannot be allocated: run one such call on the stream "
-                      "outside capture first");
 
   // The raw GEMM: fp32, row-major [token][W row], packed, nothing added.
   GemmDesc raw = g;

@@ -6,8 +6,8 @@
 // writes out in its type directly.
 //
 // Scratch: kScratchBytes (32 MiB) per (device, stream), allocated on the
-// stream's first such call outside CUDA-graph capture and kept for the
-// process (like the cuBLASLt workspace). A call computes as many tokens at a
+// stream's first such call (under CUDA-graph capture too, in relaxed capture
+// mode) and kept for the process (like the cuBLASLt workspace). A call computes as many tokens at a
 // time as fit, L x M x N fp32 when that fits, else per batch in chunks of
 // floor(32 MiB / (4 N)) tokens, rounded down to a multiple of 8; n above
 // 1 048 576 rows cannot fit 8 tokens and is refused (NOT_SUPPORTED).

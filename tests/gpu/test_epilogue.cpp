@@ -633,6 +633,21 @@ TEST(EpilogueGraph, CapturedCallReplaysBitwise) {
     }
 }
 
+// A stream whose first epilogue call on the cuBLASLt path is a captured one
+// (torch.cuda.graph captures on a stream of its own): its scratch is allocated
+// in relaxed capture mode, and the replay matches the float64 reference.
+TEST(EpilogueGraph, FirstCallOfAStreamMayBeCaptured) {
+  TGV_REQUIRE_GPU();
+  for (const Kind& kind : {kKinds[4], kKinds[1]}) {
+    EpiCase c = with_kind(EpiCase{}, kind);
+    c.m = 16, c.n = 1040, c.k = 520, c.bias = true, c.backend = TGV_BACKEND_CUBLAS;
+    SCOPED_TRACE(c.name());
+    EpiFixture f(c);
+    ASSERT_EQ(f.run_graph(), TGV_SUCCESS) << tgv_last_error();
+    for (const std::string& line : f.check(f.download())) ADD_FAILURE() << line;
+  }
+}
+
 // ---- PDL: a residual written by the previous kernel -------------------------
 
 // h = x1 . W1^T, then h += x2 . W2^T in place with PDL, back to back on one

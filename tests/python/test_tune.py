@@ -34,6 +34,9 @@ def test_candidates_follow_the_tuner_rule():
         t = SM90_IDS[tactic]
         assert backend == "tgv"
         assert t["cta_n"] == 8, "M = 1 takes the smallest token tile"
+        if split == -1:  # stream-K, at the deepest ring
+            assert stages == 0
+            continue
         assert 1 <= split <= 8
         assert split <= -(-4096 // t["cta_k"])
         tiles = -(-4096 // t["cta_m"])
@@ -43,6 +46,7 @@ def test_candidates_follow_the_tuner_rule():
     # and split factors that are not powers of two.
     assert {c[1] for c in mine} == {i for i, t in SM90_IDS.items() if t["cta_n"] == 8}
     assert any(c[3] == 8 for c in mine) and any(c[3] == 0 for c in mine)
+    assert any(c[2] == -1 for c in mine), "stream-K is a candidate where it can share the problem out"
     assert {3, 5, 6, 7} <= {c[2] for c in mine}
 
 
