@@ -13,22 +13,13 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_context.hpp"
 #include "common/relaxed_capture.hpp"
+#include "cublas/cublas_check.hpp"
+#include "cublas/cublas_legacy.hpp"
 
 namespace tgv::detail {
 namespace {
 
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
-
-void check(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  // A failed launch leaves its CUDA error in this thread: name it, and take it
-  // so that it does not surface again in the caller's next CUDA call.
-  const cudaError_t cuda = status == CUBLAS_STATUS_EXECUTION_FAILED ? cudaGetLastError() : cudaSuccess;
-  throw Error(TGV_ERROR_CUBLAS, strfmt("%s failed: %s%s%s", what, cublasLtGetStatusString(status),
-                                       cuda != cudaSuccess ? "; CUDA: " : "",
-                                       cuda != cudaSuccess ? cudaGetErrorString(cuda) : ""));
-}
-#define TGV_CUBLAS_CHECK(call) check((call), #call)
 
 // One handle per device, created on first use and kept for the process.
 cublasLtHandle_t handle_for(int device) {
@@ -236,6 +227,10 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
   bind_primary_context(device);
   cublasLtHandle_t handle = handle_for(device);
   const Workspace ws = workspace_for(device, stream);
+  if (cublas_api_now() == CublasApi::Legacy && legacy_serves(g)) {
+    cublas_legacy_gemm(g, ws.ptr, ws.bytes, stream);
+    return;
+  }
 
   Key key{};
   key.device = device;

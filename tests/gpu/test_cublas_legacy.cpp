@@ -1,0 +1,168 @@
+// The legacy cuBLAS path of backend=cublas (TGV_CUBLAS_API=legacy,
+// src/cublas/cublas_legacy.hpp): the harness's checks on it, and that it is
+// the path taken (cuBLAS's own API log names cublasGemmEx) where it serves the
+// call and only there. Its rounding: test_cublas_rounding.cpp.
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpu/harness.hpp"
+#include "tgv/tgv.h"
+
+namespace {
+
+using tgv_test::CaseResult;
+using tgv_test::GemmCase;
+using tgv_test::GemmFixture;
+
+// TGV_CUBLAS_API for a scope (the library reads it at each call).
+class ApiScope {
+ public:
+  explicit ApiScope(const char* value) {
+    const char* old = std::getenv("TGV_CUBLAS_API");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("TGV_CUBLAS_API", value, 1);
+  }
+  ~ApiScope() {
+    if (had_)
+      setenv("TGV_CUBLAS_API", old_.c_str(), 1);
+    else
+      unsetenv("TGV_CUBLAS_API");
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+GemmCase shape(int64_t m, int64_t n, int64_t k, int64_t l = 1) {
+  GemmCase c;
+  c.m = m, c.n = n, c.k = k, c.l = l;
+  c.backend = TGV_BACKEND_CUBLAS;
+  return c;
+}
+
+std::vector<GemmCase> cases() {
+  std::vector<GemmCase> v;
+  v.push_back(shape(1, 4096, 4096));
+  v.push_back(shape(2, 1000, 136));  // odd N
+  v.push_back(shape(7, 33, 8));
+  v.push_back(shape(33, 1282, 1000));
+  v.push_back(shape(256, 4100, 4104));
+  v.push_back(shape(17, 264, 136, 3));  // strided batch
+  GemmCase c = shape(5, 96, 64, 2);
+  c.batch_pad = 24;
+  v.push_back(c);
+  c = shape(16, 512, 136);
+  c.in_pad = 8, c.out_pad = 3;
+  v.push_back(c);
+  c = shape(8, 1282, 4104);
+  c.out_row_major = false;
+  v.push_back(c);
+  c = shape(9, 520, 264);
+  c.x_k_major = false;
+  v.push_back(c);
+  c = shape(9, 520, 264);
+  c.w_k_major = false;
+  v.push_back(c);
+  c = shape(32, 2048, 1024);
+  c.graph = true;  // captured: the workspace and handle exist from the first run
+  v.push_back(c);
+  c = shape(4, 1024, 512);
+  c.null_stream = true;
+  v.push_back(c);
+  c = shape(3, 300, 200, 2);
+  c.w_broadcast = true;  // not served by legacy cuBLAS: cuBLASLt takes it
+  v.push_back(c);
+  c = shape(8, 1024, 512);
+  c.bias = true;  // likewise
+  v.push_back(c);
+  return v;
+}
+
+class CublasLegacy : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(CublasLegacy, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  const ApiScope api("legacy");
+  const CaseResult r = tgv_test::run_case(GetParam());
+  for (const std::string& f : r.failures) ADD_FAILURE() << f;
+  ASSERT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CublasLegacy, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name(); });
+
+// cuBLAS's API log, collected while a Log is alive.
+class Log {
+ public:
+  Log() {
+    std::lock_guard<std::mutex> lock(mutex());
+    text().clear();
+    cublasSetLoggerCallback(&Log::collect);
+    cublasLoggerConfigure(1, 0, 0, nullptr);
+  }
+  ~Log() {
+    cublasLoggerConfigure(0, 0, 0, nullptr);
+    cublasSetLoggerCallback(nullptr);
+  }
+  std::string get() const {
+    std::lock_guard<std::mutex> lock(mutex());
+    return text();
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::string& text() {
+    static std::string t;
+    return t;
+  }
+  static void collect(const char* message) {
+    std::lock_guard<std::mutex> lock(mutex());
+    text() += message ? message : "";
+    text() += '\n';
+  }
+};
+
+// cuBLAS's log of one run of c under TGV_CUBLAS_API=value.
+std::string logged_run(const GemmCase& c, const char* value) {
+  GemmFixture f(c);
+  std::vector<std::string> failures;
+  f.poison();
+  const ApiScope api(value);
+  std::string log;
+  {
+    const Log l;
+    EXPECT_EQ(f.run(f.options(), failures), TGV_SUCCESS) << tgv_last_error();
+    log = l.get();
+  }
+  for (const std::string& s : failures) ADD_FAILURE() << s;
+  return log;
+}
+
+TEST(CublasLegacyPath, IsTheOneTaken) {
+  TGV_REQUIRE_GPU();
+  const GemmCase c = shape(8, 1024, 512);
+  const auto legacy = logged_run(c, "legacy");
+  EXPECT_NE(legacy.find("cublasGemmEx"), std::string::npos)
+      << "TGV_CUBLAS_API=legacy: cuBLAS logged no cublasGemmEx; its log:\n" << legacy;
+  const auto lt = logged_run(c, "lt");
+  EXPECT_EQ(lt.find("cublasGemmEx"), std::string::npos) << "TGV_CUBLAS_API=lt called legacy cuBLAS:\n"
+                                                              << lt;
+  GemmCase bias = c;
+  bias.bias = true;
+  const auto with_bias = logged_run(bias, "legacy");
+  EXPECT_EQ(with_bias.find("cublasGemmEx"), std::string::npos)
+      << "a call with a bias went to legacy cuBLAS:\n" << with_bias;
+}
+
+}  // namespace
