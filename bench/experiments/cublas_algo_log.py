@@ -26,10 +26,16 @@ One run of this script tells which, per point:
    median of the per-round ratios torch / ours (>= 1: ours is faster).
 3. Variants that separate the causes: `torch` (default: legacy cuBLAS, bf16
    reduced-precision split-K reduction allowed), `torch_noreduce` (the same with
-   allow_bf16_reduced_precision_reduction = False, the accuracy our path keeps),
-   `torch_lt` (torch's own cuBLASLt call, preferred_blas_library("cublaslt")),
-   `ours` (tgv_gemm.linear backend="cublas"), and `ours_legacy` (ours with
-   TGV_CUBLAS_API=legacy, when the library has that path; skipped otherwise).
+   allow_bf16_reduced_precision_reduction = False: math mode
+   DISALLOW_REDUCED_PRECISION_REDUCTION, the accuracy our path keeps),
+   `torch_lt` (torch's own cuBLASLt call, preferred_blas_library("cublaslt"), every
+   reduction scheme allowed), `torch_lt_noreduce` (that call with the reduction mask
+   NONE | COMPUTE_TYPE, which is ours since src/cublas excludes INPLACE: the same
+   preference but torch's workspace), `ours` (tgv_gemm.linear backend="cublas"),
+   and `ours_legacy` (ours with TGV_CUBLAS_API=legacy, src/cublas/cublas_legacy.hpp,
+   when the library has that path; skipped otherwise).
+   Outputs are compared bitwise with ours (`bits != ours`: 0 means the same
+   algorithm, summing in the same order).
    Each output is checked against an fp32 reference first (max error in bf16
    ulps of the reference, and how many elements exceed 1 ulp).
 
@@ -60,7 +66,7 @@ MISSES = [(27648, 5120), (14336, 8192), (28672, 3584), (28672, 8192), (28672, 40
           (14336, 4096), (5760, 2880), (13824, 1152), (16000, 4096)]
 MATCHES = [(12288, 4096), (4096, 14336), (1024, 4096)]
 MS = (1, 2, 4, 8, 16, 32, 64, 128)
-IMPLS = ("torch", "torch_noreduce", "torch_lt", "ours", "ours_legacy")
+IMPLS = ("torch", "torch_noreduce", "torch_lt", "torch_lt_noreduce", "ours", "ours_legacy")
 REPLAY_TARGET_S = 300e-6  # a replay of ~300 us: its own launch is ~1%
 MAX_COPIES = 256
 MARK_ROWS = 7777777  # a cuBLASLt layout of this many rows marks where a point starts in the log
@@ -117,12 +123,15 @@ class Impls:
                 return self.F.linear(x, w)
             finally:
                 self.matmul.allow_bf16_reduced_precision_reduction = self.default_reduce
-        if name == "torch_lt":
+        if name in ("torch_lt", "torch_lt_noreduce"):
             self.torch.backends.cuda.preferred_blas_library("cublaslt")
+            if name == "torch_lt_noreduce":
+                self.matmul.allow_bf16_reduced_precision_reduction = False
             try:
                 return self.F.linear(x, w)
             finally:
                 self.torch.backends.cuda.preferred_blas_library(self.default_blas)
+                self.matmul.allow_bf16_reduced_precision_reduction = self.default_reduce
         if name == "ours":
             return self.tgv.linear(x, w, backend="cublas")
         if name == "ours_legacy":
@@ -616,8 +625,8 @@ def report(args, points, timed, sections, blocks, result):
         summary.append(rec)
 
     # The answer, in one table.
-    print("\n%-12s %4s %9s %9s %7s %6s %s" % ("N x K", "M", "torch_us", "ours_us", "t/ours", "same", "torch_noreduce/ours "
-                                              "torch_lt/ours ours_legacy/ours"))
+    print("\n%-12s %4s %9s %9s %7s %6s %s" % ("N x K", "M", "torch_us", "ours_us", "t/ours", "same", "vs ours: torch_noreduce "
+                                              "torch_lt torch_lt_noreduce ours_legacy"))
     for rec in summary:
         print("%-12s %4d %9s %9s %7s %6s %s" % (
             "%dx%d" % (rec["n"], rec["k"]), rec["m"], "%.2f" % rec["torch_us"] if rec.get("torch_us") else "-",
@@ -625,7 +634,7 @@ def report(args, points, timed, sections, blocks, result):
             "%.3f" % rec["torch_vs_ours"] if "torch_vs_ours" in rec else "-",
             {True: "yes", False: "NO"}.get(rec.get("torch_same_kernels"), "-"),
             "  ".join("%.3f" % rec[o + "_vs_ours"] if o + "_vs_ours" in rec else "-"
-                      for o in ("torch_noreduce", "torch_lt", "ours_legacy"))))
+                      for o in ("torch_noreduce", "torch_lt", "torch_lt_noreduce", "ours_legacy"))))
     ratios = [rec["torch_vs_ours"] for rec in summary if "torch_vs_ours" in rec]
     if ratios:
         differ = [rec for rec in summary if rec.get("torch_same_kernels") is False]

@@ -7,8 +7,9 @@
 // split-K partial sums be added in bf16), so the result is bitwise repeatable
 // and within 1 ulp of the fp32 sum, as on the cuBLASLt path.
 //
-// Which API serves a call is TGV_CUBLAS_API (read at each call, as the test hook
-// sets it): "lt" (default, not yet run on a GPU otherwise) or "legacy".
+// Which API serves a call is TGV_CUBLAS_API (read at each call: the tests and
+// bench/experiments/cublas_algo_log.py switch it in one process): "lt" (the
+// default) or "legacy". Not yet run on a GPU.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -185,11 +185,17 @@ std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const 
                                                         &align_c, sizeof(align_c)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                         &key.align_out, sizeof(key.align_out)));
-  // Split-K partial sums are added in fp32 or in place, never in the bf16 output
-  // type: the heuristic's first choice for M=256 N=4100 K=4104 on the H200 added
-  // its four partials in bf16 (an error of 1% of the output RMS).
-  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
-                              CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  // Split-K partial sums are added in fp32 (COMPUTE_TYPE: in the workspace,
+  // then one reduction that applies the epilogue and rounds once), never in
+  // the bf16 output type: not OUTPUT_TYPE (the heuristic's first choice for
+  // M=256 N=4100 K=4104 on the H200 added its four partials in bf16, an error
+  // of 1% of the output RMS), and not INPLACE either, which cuBLASLt documents
+  // as adding the parts up in the output buffer "in the output data type":
+  // each slice rounded to bf16 (likely the bias + split-K double rounding of
+  // perf-notes §13, up to 2.3 ulp; tests/gpu/test_cublas_rounding.cpp checks
+  // 1 ulp). torch's call excludes the same two when reduced-precision
+  // reductions are disallowed.
+  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                                         &reductions, sizeof(reductions)));
   cublasLtMatmulHeuristicResult_t result{};
