@@ -354,6 +354,11 @@ def worker_time(args):
         profile_runs = []
         del weights, w_ref
         torch.cuda.empty_cache()
+        write_result(args, torch, tgv_gemm, impls, props, rows)  # after each shape: a crash keeps what was measured
+    return 0
+
+
+def write_result(args, torch, tgv_gemm, impls, props, rows):
     env = {
         "torch": torch.__version__, "cuda": torch.version.cuda, "device": props.name,
         "tgv_gemm": tgv_gemm.library_version(),
@@ -362,9 +367,10 @@ def worker_time(args):
         "CUBLAS_WORKSPACE_CONFIG": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
         "cublasLt_version": lt_version(),
     }
-    with open(os.path.join(args.out, "time-worker.json"), "w") as f:
+    path = os.path.join(args.out, "time-worker.json")
+    with open(path + ".tmp", "w") as f:
         json.dump({"env": env, "rows": rows}, f)
-    return 0
+    os.replace(path + ".tmp", path)
 
 
 def lt_version():
@@ -557,11 +563,17 @@ def main(argv):
     t1 = time.time()
     p = run_worker(args, "time", impls=timed, capture=False)
     p.communicate()
+    path = os.path.join(args.out, "time-worker.json")
     if p.returncode != 0:
-        print("time worker failed (rc %d)" % p.returncode)
-        return 1
-    with open(os.path.join(args.out, "time-worker.json")) as f:
-        result = json.load(f)
+        print("time worker failed (rc %d): reporting what it wrote, and the logs" % p.returncode)
+    if os.path.exists(path):
+        with open(path) as f:
+            result = json.load(f)
+    else:
+        result = {"env": {}, "rows": []}
+    measured = {(r["n"], r["k"], r["m"]) for r in result["rows"]}
+    result["rows"] += [{"n": n, "k": k, "m": m, "weight_mb": n * k * 2 / 1e6} for n, k, m in points
+                       if (n, k, m) not in measured]
     print("# timing: %.1f s" % (time.time() - t1), flush=True)
     report(args, points, timed, sections, blocks, result)
     print("# total %.1f s; files in %s" % (time.time() - t0, args.out))
@@ -582,8 +594,8 @@ def report(args, points, timed, sections, blocks, result):
     for row in result["rows"]:
         n, k, m = row["n"], row["k"], row["m"]
         i = index_of.get((n, k, m))
-        print("\n== %dx%d M=%d (%.0f MB, %d copies, %d calls)" % (n, k, m, row["weight_mb"], row["copies"],
-                                                                 row["calls"]))
+        print("\n== %dx%d M=%d (%.0f MB, %s copies, %s calls)" % (n, k, m, row["weight_mb"], row.get("copies", "-"),
+                                                                 row.get("calls", "-")))
         excerpts.append("==== %dx%d M=%d" % (n, k, m))
         rec = {"n": n, "k": k, "m": m, "weight_mb": round(row["weight_mb"], 1)}
         for impl in timed:
