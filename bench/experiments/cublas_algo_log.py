@@ -629,11 +629,13 @@ def report(args, points, timed, sections, blocks, result):
             if other == "ours" or "ours_us" not in row or other + "_us" not in row:
                 continue
             rounds = [t / o for t, o in zip(row[other + "_round_us"], row["ours_round_us"])]
-            same = kernel_sig(row.get(other + "_kernels", [])) == ours_sig and bool(ours_sig)
+            other_sig = kernel_sig(row.get(other + "_kernels", []))
+            same = other_sig == ours_sig if ours_sig and other_sig else None  # None: the profiler saw nothing
             rec[other + "_vs_ours"] = statistics.median(rounds)
             rec[other + "_same_kernels"] = same
             print("  %s / ours: median of rounds %.3f (rounds %.3f..%.3f)  kernels %s" % (
-                other, statistics.median(rounds), min(rounds), max(rounds), "SAME" if same else "DIFFERENT"))
+                other, statistics.median(rounds), min(rounds), max(rounds),
+                {True: "SAME", False: "DIFFERENT", None: "? (no profile)"}[same]))
         summary.append(rec)
 
     # The answer, in one table.
@@ -655,6 +657,14 @@ def report(args, points, timed, sections, blocks, result):
                             sum(r < 0.98 for r in ratios), len(differ),
                             (": " + ", ".join("%dx%d M=%d (%.3f)" % (r["n"], r["k"], r["m"], r["torch_vs_ours"])
                                               for r in differ)) if differ else ""))
+        def geo(rs):
+            return "%.3f over %d" % (math.exp(sum(map(math.log, rs)) / len(rs)), len(rs)) if rs else "- over 0"
+        for other in ("torch", "torch_noreduce", "torch_lt", "torch_lt_noreduce", "ours_legacy"):
+            same = [r[other + "_vs_ours"] for r in summary if r.get(other + "_same_kernels") is True]
+            diff = [r[other + "_vs_ours"] for r in summary if r.get(other + "_same_kernels") is False]
+            if same or diff:
+                print("%s / ours: where the kernels are the same %s points, where they differ %s" % (
+                    other, geo(same), geo(diff)))
     with open(os.path.join(args.out, "summary.json"), "w") as f:
         json.dump({"env": env, "points": summary, "raw": result["rows"]}, f, indent=1)
     keys = sorted({key for rec in summary for key in rec if not key.endswith("_round_us")},
