@@ -44,8 +44,10 @@ Run from the repository root against the staged build, into $OUT (≈ 1-2 minute
     TGV_GEMM_LIBRARY=$PWD/build-gpu/carry/libtgv_gemm.so PYTHONPATH=$PWD/python \\
         python3 bench/experiments/cublas_algo_log.py --out "$OUT/algo"
 
-Prints one block per point; writes summary.csv, summary.json, the raw logs
-(lt-<impl>.log, cublas-<impl>.log) and per-point log excerpts (excerpts.txt).
+Prints one block per point; writes into --out three files (the device tool brings
+back 8): report.txt (what it printed), summary.json, and logs.tar.gz holding the raw
+logs (lt-<impl>.log, cublas-<impl>.log), the workers' output, summary.csv and per-point
+log excerpts (excerpts.txt).
 """
 
 import argparse
@@ -55,9 +57,11 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -506,7 +510,7 @@ def kernel_sig(kernels):
 
 # ---- the driver ----------------------------------------------------------------
 
-def run_worker(args, role, impl=None, impls=None, env_extra=None, capture=True):
+def run_worker(args, role, impl=None, impls=None, env_extra=None):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", role, "--out", args.out,
            "--rounds", str(args.rounds), "--reps", str(args.reps), "--l2-factor", str(args.l2_factor),
            "--budget-s", str(args.budget_s), "--m"] + [str(m) for m in args.m]
@@ -518,9 +522,7 @@ def run_worker(args, role, impl=None, impls=None, env_extra=None, capture=True):
         cmd += ["--impls", ",".join(impls)]
     env = dict(os.environ)
     env.update(env_extra or {})
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if capture else None,
-                            stderr=subprocess.PIPE if capture else None,
-                            text=True)
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def log_env(out, impl):
@@ -537,7 +539,13 @@ def main(argv):
         return worker_log(args)
     if args.worker == "time":
         return worker_time(args)
-    os.makedirs(args.out, exist_ok=True)
+    # The device tool brings back at most 8 files from $OUT: report.txt (what is
+    # printed), summary.json and logs.tar.gz (raw logs, worker output, CSV,
+    # per-point excerpts) go there; the workers write into a folder of their own.
+    final = args.out
+    os.makedirs(final, exist_ok=True)
+    args.out = tempfile.mkdtemp(prefix="cublas_algo_log.")
+    sys.stdout = Tee(sys.stdout, open(os.path.join(final, "report.txt"), "w"))
     points = points_of(args)
     t0 = time.time()
     # 1. Under the loggers, every implementation at once (nothing is timed there).
@@ -561,11 +569,14 @@ def main(argv):
 
     # 2. Timing and kernels, alone on the GPU.
     t1 = time.time()
-    p = run_worker(args, "time", impls=timed, capture=False)
-    p.communicate()
+    p = run_worker(args, "time", impls=timed)
+    out, err = p.communicate()
+    with open(os.path.join(args.out, "time-worker.txt"), "w") as f:
+        f.write(out + "\n--- stderr ---\n" + err)
     path = os.path.join(args.out, "time-worker.json")
     if p.returncode != 0:
-        print("time worker failed (rc %d): reporting what it wrote, and the logs" % p.returncode)
+        print("time worker failed (rc %d): reporting what it wrote, and the logs; its last words:\n%s" % (
+            p.returncode, "\n".join(err.strip().splitlines()[-8:])))
     if os.path.exists(path):
         with open(path) as f:
             result = json.load(f)
@@ -575,14 +586,34 @@ def main(argv):
     result["rows"] += [{"n": n, "k": k, "m": m, "weight_mb": n * k * 2 / 1e6} for n, k, m in points
                        if (n, k, m) not in measured]
     print("# timing: %.1f s" % (time.time() - t1), flush=True)
-    report(args, points, timed, sections, blocks, result)
-    print("# total %.1f s; files in %s" % (time.time() - t0, args.out))
+    report(args, final, points, timed, sections, blocks, result)
+    with tarfile.open(os.path.join(final, "logs.tar.gz"), "w:gz") as tar:
+        tar.add(args.out, arcname="cublas_algo_log")
+    shutil.rmtree(args.out, ignore_errors=True)
+    print("# total %.1f s; report.txt, summary.json, logs.tar.gz in %s" % (time.time() - t0, final))
+    sys.stdout.flush()
     return 0
 
 
-def report(args, points, timed, sections, blocks, result):
+class Tee:
+    """Writes to the terminal and to a file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for st in self.streams:
+            st.write(text)
+
+    def flush(self):
+        for st in self.streams:
+            st.flush()
+
+
+def report(args, final, points, timed, sections, blocks, result):
     """Prints per point the kernels, logged algorithms and times of each implementation
-    and the summary table; writes summary.json, summary.csv, excerpts.txt."""
+    and the summary table; writes summary.json into `final`, summary.csv and
+    excerpts.txt beside the logs."""
     env = result["env"]
     for impl in IMPLS:
         env["workspace_sizes_" + impl] = workspaces(blocks.get(impl, []))
@@ -665,7 +696,7 @@ def report(args, points, timed, sections, blocks, result):
             if same or diff:
                 print("%s / ours: where the kernels are the same %s points, where they differ %s" % (
                     other, geo(same), geo(diff)))
-    with open(os.path.join(args.out, "summary.json"), "w") as f:
+    with open(os.path.join(final, "summary.json"), "w") as f:
         json.dump({"env": env, "points": summary, "raw": result["rows"]}, f, indent=1)
     keys = sorted({key for rec in summary for key in rec if not key.endswith("_round_us")},
                   key=lambda s: ((("n", "k", "m", "weight_mb") + (s,)).index(s), s))
