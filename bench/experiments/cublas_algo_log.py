@@ -696,6 +696,13 @@ def report(args, final, points, timed, sections, blocks, result):
             if same or diff:
                 print("%s / ours: where the kernels are the same %s points, where they differ %s" % (
                     other, geo(same), geo(diff)))
+        # What a choice of the faster of our two paths per point would give.
+        best = [max(r["torch_vs_ours"], r["torch_vs_ours"] / r["ours_legacy_vs_ours"]) for r in summary
+                if "torch_vs_ours" in r and r.get("ours_legacy_vs_ours")]
+        if best:
+            print("torch / (faster of ours, ours_legacy) per point: geomean %.3f, min %.3f, points < 0.98: %d of %d"
+                  % (math.exp(sum(map(math.log, best)) / len(best)), min(best), sum(b < 0.98 for b in best),
+                     len(best)))
     with open(os.path.join(final, "summary.json"), "w") as f:
         json.dump({"env": env, "points": summary, "raw": result["rows"]}, f, indent=1)
     keys = sorted({key for rec in summary for key in rec if not key.endswith("_round_us")},
