@@ -70,13 +70,13 @@ int64_t stored_rows(const Operand& o, int64_t rows, int64_t k) { return o.major 
 
 CublasApi cublas_api_from(const char* value, bool* unknown) {
   if (unknown) *unknown = false;
-  if (value == nullptr || value[0] == '\0') return CublasApi::Lt;
+  if (value == nullptr || value[0] == '\0') return kDefaultCublasApi;
   std::string s(value);
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s == "lt") return CublasApi::Lt;
   if (s == "legacy") return CublasApi::Legacy;
   if (unknown) *unknown = true;
-  return CublasApi::Lt;
+  return kDefaultCublasApi;
 }
 
 CublasApi cublas_api_now() {

@@ -22,6 +22,9 @@ namespace tgv::detail {
 
 enum class CublasApi { Lt, Legacy };
 
+// Without TGV_CUBLAS_API (or with a value not listed).
+inline constexpr CublasApi kDefaultCublasApi = CublasApi::Lt;
+
 // The API $TGV_CUBLAS_API names: nullptr or "" -> the default; "lt" / "legacy"
 // (any case); anything else -> the default, and *unknown set (for one warning).
 CublasApi cublas_api_from(const char* value, bool* unknown = nullptr);
