@@ -4,10 +4,13 @@ and whether the time between them is the algorithm or the run (issue 10 item 3).
 
 The corpus run of 2026-12-03 (docs/PERFORMANCE.md) had our cuBLASLt call < 0.98x
 torch at 40 points, mostly weights >= 100 MB at one M of a shape (27648x5120 M = 2:
-76.1 vs 68.5 us). In the same CSV torch is the slower one at as many large-weight
-points, and the implementations timed one after another at a point (auto, cublas,
-tgv) move together in steps of ~9%: that looks like the run, not the algorithm.
-One run of this script tells which, per point:
+76.1 vs 68.5 us, at M = 1 and 4 both 69.5). In the same CSV torch is the slower one,
+by the same ~9% step, at as many large-weight points (27648x5120 M = 16: 75.3 vs
+69.0), while auto and cublas (the same call, timed one after the other) agree
+within 2% at 640 of the 645 large-weight points where auto took cuBLASLt (once
+8% apart: 43008x5376 M = 32). So either each API's heuristic has its own slow
+(shape, M) choices, or the GPU drifted between the measurements. One run of this script tells
+which, per point:
 
 1. The kernels each implementation launches (torch.profiler over one eager call:
    name, grid, block) -- always available -- and what the API loggers print, each
@@ -39,10 +42,12 @@ One run of this script tells which, per point:
    Each output is checked against an fp32 reference first (max error in bf16
    ulps of the reference, and how many elements exceed 1 ulp).
 
-Run from the repository root against the staged build, into $OUT (≈ 1-2 minutes):
+Run from the repository root against the staged build (scripts/build-gpu.sh puts the
+library in build-gpu/carry/bin), into $OUT; the whole run starts no new shape after
+--budget-s (140 s) and ends within 3 minutes:
 
-    TGV_GEMM_LIBRARY=$PWD/build-gpu/carry/libtgv_gemm.so PYTHONPATH=$PWD/python \\
-        python3 bench/experiments/cublas_algo_log.py --out "$OUT/algo"
+    TGV_GEMM_LIBRARY=$PWD/build-gpu/carry/bin/libtgv_gemm.so PYTHONPATH=$PWD/python \\
+        PYTHONUNBUFFERED=1 python3 bench/experiments/cublas_algo_log.py --out "$OUT/algo"
 
 Prints one block per point; writes into --out three files (the device tool brings
 back 8): report.txt (what it printed), summary.json, and logs.tar.gz holding the raw
