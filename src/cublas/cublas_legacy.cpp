@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <climits>
 #include <cstdio>
@@ -44,6 +45,8 @@ Handle& handle_for(int device) {
   }
   return handle;
 }
+
+std::atomic<uint64_t> legacy_calls{0};
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
@@ -121,12 +124,15 @@ void cublas_legacy_gemm(const GemmDesc& g, void* workspace, size_t workspace_byt
     TGV_CUBLAS_CHECK(cublasGemmEx(handle.h, ta, tb, int(mp.rows), int(mp.cols), int(g.k), &alpha, mp.left->ptr, type,
                                   int(mp.left->ld), mp.right->ptr, type, int(mp.right->ld), &beta, g.out.ptr, type,
                                   int(g.out.ld), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    return;
+  } else {
+    TGV_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle.h, ta, tb, int(mp.rows), int(mp.cols), int(g.k), &alpha, mp.left->ptr, type, int(mp.left->ld),
+        mp.left->batch_stride, mp.right->ptr, type, int(mp.right->ld), mp.right->batch_stride, &beta, g.out.ptr,
+        type, int(g.out.ld), g.out.batch_stride, int(g.l), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
-  TGV_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-      handle.h, ta, tb, int(mp.rows), int(mp.cols), int(g.k), &alpha, mp.left->ptr, type, int(mp.left->ld),
-      mp.left->batch_stride, mp.right->ptr, type, int(mp.right->ld), mp.right->batch_stride, &beta, g.out.ptr, type,
-      int(g.out.ld), g.out.batch_stride, int(g.l), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  legacy_calls.fetch_add(1, std::memory_order_relaxed);
 }
+
+uint64_t cublas_legacy_calls() { return legacy_calls.load(std::memory_order_relaxed); }
 
 }  // namespace tgv::detail

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "common/gemm_desc.hpp"
 
@@ -40,5 +41,9 @@ bool legacy_serves(const GemmDesc& g);
 
 // Runs g (legacy_serves(g)) on `stream` with `workspace` as cuBLAS's workspace.
 void cublas_legacy_gemm(const GemmDesc& g, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+
+// GEMMs enqueued through legacy cuBLAS so far in this process (the GPU tests
+// check with it which path a call took).
+uint64_t cublas_legacy_calls();
 
 }  // namespace tgv::detail
