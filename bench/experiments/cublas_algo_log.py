@@ -537,6 +537,16 @@ def run_worker(args, role, impl=None, impls=None, env_extra=None):
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def library_reads(name):
+    """Whether $TGV_GEMM_LIBRARY holds the string `name` (an environment variable it reads)."""
+    path = os.environ.get("TGV_GEMM_LIBRARY")
+    try:
+        with open(path, "rb") as f:
+            return name in f.read()
+    except (OSError, TypeError):
+        return False
+
+
 def log_env(out, impl):
     env = {"CUBLASLT_LOG_LEVEL": "5", "CUBLASLT_LOG_FILE": os.path.join(out, "lt-%s.log" % impl),
            "CUBLAS_LOGINFO_DBG": "1", "CUBLAS_LOGDEST_DBG": os.path.join(out, "cublas-%s.log" % impl)}
@@ -573,8 +583,10 @@ def main(argv):
     print("# logs: %.1f s" % (time.time() - t0), flush=True)
     blocks = {impl: cublas_blocks(os.path.join(args.out, "cublas-%s.log" % impl)) for impl in IMPLS}
     sections = {impl: lt_sections(os.path.join(args.out, "lt-%s.log" % impl), len(points)) for impl in IMPLS}
-    # ours_legacy only where the library has that path: its process called cublas*Gemm*.
-    has_legacy = log_ok["ours_legacy"] and any("gemm" in b[0].lower() for b in blocks["ours_legacy"])
+    # ours_legacy only where the library has that path: its process called cublas*Gemm*,
+    # or the library reads TGV_CUBLAS_API (if cuBLAS's logger printed nothing).
+    has_legacy = log_ok["ours_legacy"] and (any("gemm" in b[0].lower() for b in blocks["ours_legacy"]) or
+                                            library_reads(b"TGV_CUBLAS_API"))
     timed = [i for i in IMPLS if i != "ours_legacy" or has_legacy]
     if not has_legacy:
         print("# ours_legacy: this library has no legacy cuBLAS path (or it failed): not timed")
