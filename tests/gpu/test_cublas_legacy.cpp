@@ -17,35 +17,16 @@
 #include <vector>
 
 #include "cublas/cublas_legacy.hpp"
+#include "gpu/cublas_api_scope.hpp"
 #include "gpu/harness.hpp"
 #include "tgv/tgv.h"
 
 namespace {
 
 using tgv_test::CaseResult;
+using tgv_test::CublasApiScope;
 using tgv_test::GemmCase;
 using tgv_test::GemmFixture;
-
-// TGV_CUBLAS_API for a scope (the library reads it at each call).
-class ApiScope {
- public:
-  explicit ApiScope(const char* value) {
-    const char* old = std::getenv("TGV_CUBLAS_API");
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv("TGV_CUBLAS_API", value, 1);
-  }
-  ~ApiScope() {
-    if (had_)
-      setenv("TGV_CUBLAS_API", old_.c_str(), 1);
-    else
-      unsetenv("TGV_CUBLAS_API");
-  }
-
- private:
-  bool had_ = false;
-  std::string old_;
-};
 
 GemmCase shape(int64_t m, int64_t n, int64_t k, int64_t l = 1) {
   GemmCase c;
@@ -96,7 +77,7 @@ class CublasLegacy : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(CublasLegacy, MatchesReference) {
   TGV_REQUIRE_GPU();
-  const ApiScope api("legacy");
+  const CublasApiScope api("legacy");
   const CaseResult r = tgv_test::run_case(GetParam());
   for (const std::string& f : r.failures) ADD_FAILURE() << f;
   ASSERT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
@@ -162,7 +143,7 @@ std::string logged_run(const GemmCase& c, const char* value) {
   GemmFixture f(c);
   std::vector<std::string> failures;
   f.poison();
-  const ApiScope api(value);
+  const CublasApiScope api(value);
   std::string log;
   {
     Log l;
@@ -181,7 +162,7 @@ TEST(CublasLegacyPath, IsTheOneTaken) {
     GemmFixture f(c);
     std::vector<std::string> failures;
     {
-      const ApiScope scope(api);
+      const CublasApiScope scope(api);
       EXPECT_EQ(f.run(f.options(), failures), TGV_SUCCESS) << tgv_last_error();
     }
     for (const std::string& s : failures) ADD_FAILURE() << s;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/cublas_api_scope.hpp"
 #include "gpu/harness.hpp"
 #include "tgv/tgv.h"
 
@@ -43,12 +44,14 @@ GemmCase shape(int64_t m, int64_t n, int64_t k, int64_t l = 1, bool bias = false
 // differs from float64 by ~1e-6 of the RMS, so only values near zero need it,
 // while a second rounding costs ~1 ulp more at every magnitude.
 std::string ulp_failures(const GemmCase& c, const char* api) {
-  if (api) setenv("TGV_CUBLAS_API", api, 1);
   GemmFixture f(c);
   std::vector<std::string> failures;
   f.poison();
-  const tgv_status s = f.run(f.options(), failures);
-  if (api) unsetenv("TGV_CUBLAS_API");
+  tgv_status s;
+  {
+    const tgv_test::CublasApiScope scope(api);
+    s = f.run(f.options(), failures);
+  }
   if (s != TGV_SUCCESS) return std::string("status ") + tgv_status_name(s) + ": " + tgv_last_error();
   const std::vector<uint16_t> got = f.download();
   const double atol = 1e-3 * f.reference_rms();
