@@ -90,7 +90,7 @@ def parse_args(argv):
     p.add_argument("--shapes", nargs="+", metavar="NxK", help="weight shapes instead of the list")
     p.add_argument("--m", type=int, nargs="+", default=list(MS), help="token counts (default: %s)" % " ".join(
         str(m) for m in MS))
-    p.add_argument("--rounds", type=int, default=6, help="interleaved rounds per point (default 6)")
+    p.add_argument("--rounds", type=int, default=8, help="interleaved rounds per point (default 8)")
     p.add_argument("--reps", type=int, default=3, help="replays per implementation per round (default 3)")
     p.add_argument("--l2-factor", type=float, default=4.0, help="weight copies total this many L2 sizes (as "
                    "corpus_bench)")
