@@ -34,9 +34,10 @@ which, per point:
    `torch_lt` (torch's own cuBLASLt call, preferred_blas_library("cublaslt"), every
    reduction scheme allowed), `torch_lt_noreduce` (that call with the reduction mask
    NONE | COMPUTE_TYPE, which is ours since src/cublas excludes INPLACE: the same
-   preference but torch's workspace), `ours` (tgv_gemm.linear backend="cublas"),
-   and `ours_legacy` (ours with TGV_CUBLAS_API=legacy, src/cublas/cublas_legacy.hpp,
-   when the library has that path; skipped otherwise).
+   preference but torch's workspace), `ours` (tgv_gemm.linear backend="cublas" on
+   cuBLASLt: TGV_CUBLAS_API=lt, whichever the library's default), and `ours_legacy`
+   (the same with TGV_CUBLAS_API=legacy, src/cublas/cublas_legacy.hpp, when the
+   library has that path; skipped otherwise).
    Outputs are compared bitwise with ours (`bits != ours`: 0 means the same
    algorithm, summing in the same order).
    Each output is checked against an fp32 reference first (max error in bf16
@@ -143,11 +144,10 @@ class Impls:
             finally:
                 self.torch.backends.cuda.preferred_blas_library(self.default_blas)
                 self.matmul.allow_bf16_reduced_precision_reduction = self.default_reduce
-        if name == "ours":
-            return self.tgv.linear(x, w, backend="cublas")
-        if name == "ours_legacy":
-            # Read by the library at each call (src/cublas/cublas_legacy.hpp).
-            os.environ["TGV_CUBLAS_API"] = "legacy"
+        if name in ("ours", "ours_legacy"):
+            # Read by the library at each call (src/cublas/cublas_legacy.hpp); a
+            # library without the legacy path ignores it and runs cuBLASLt.
+            os.environ["TGV_CUBLAS_API"] = "legacy" if name == "ours_legacy" else "lt"
             try:
                 return self.tgv.linear(x, w, backend="cublas")
             finally:
@@ -550,8 +550,8 @@ def library_reads(name):
 def log_env(out, impl):
     env = {"CUBLASLT_LOG_LEVEL": "5", "CUBLASLT_LOG_FILE": os.path.join(out, "lt-%s.log" % impl),
            "CUBLAS_LOGINFO_DBG": "1", "CUBLAS_LOGDEST_DBG": os.path.join(out, "cublas-%s.log" % impl)}
-    if impl == "ours_legacy":
-        env["TGV_CUBLAS_API"] = "legacy"
+    if impl in ("ours", "ours_legacy"):
+        env["TGV_CUBLAS_API"] = "legacy" if impl == "ours_legacy" else "lt"
     return env
 
 
