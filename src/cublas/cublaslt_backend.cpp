@@ -13,22 +13,13 @@
 #include "common/cuda_check.hpp"
 #include "common/cuda_context.hpp"
 #include "common/relaxed_capture.hpp"
+#include "cublas/cublas_check.hpp"
+#include "cublas/cublas_legacy.hpp"
 
 namespace tgv::detail {
 namespace {
 
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
-
-void check(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  // A failed launch leaves its CUDA error in this thread: name it, and take it
-  // so that it does not surface again in the caller's next CUDA call.
-  const cudaError_t cuda = status == CUBLAS_STATUS_EXECUTION_FAILED ? cudaGetLastError() : cudaSuccess;
-  throw Error(TGV_ERROR_CUBLAS, strfmt("%s failed: %s%s%s", what, cublasLtGetStatusString(status),
-                                       cuda != cudaSuccess ? "; CUDA: " : "",
-                                       cuda != cudaSuccess ? cudaGetErrorString(cuda) : ""));
-}
-#define TGV_CUBLAS_CHECK(call) check((call), #call)
 
 // One handle per device, created on first use and kept for the process.
 cublasLtHandle_t handle_for(int device) {
@@ -194,11 +185,17 @@ std::unique_ptr<LtPlan> build(const GemmDesc& g, cublasLtHandle_t handle, const 
                                                         &align_c, sizeof(align_c)));
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
                                                         &key.align_out, sizeof(key.align_out)));
-  // Split-K partial sums are added in fp32 or in place, never in the bf16 output
-  // type: the heuristic's first choice for M=256 N=4100 K=4104 on the H200 added
-  // its four partials in bf16 (an error of 1% of the output RMS).
-  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
-                              CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  // Split-K partial sums are added in fp32 (COMPUTE_TYPE: in the workspace,
+  // then one reduction that applies the epilogue and rounds once), never in
+  // the bf16 output type: not OUTPUT_TYPE (the heuristic's first choice for
+  // M=256 N=4100 K=4104 on the H200 added its four partials in bf16, an error
+  // of 1% of the output RMS), and not INPLACE either, which cuBLASLt documents
+  // as adding the parts up in the output buffer "in the output data type":
+  // each slice rounded to bf16 (likely the bias + split-K double rounding of
+  // perf-notes §13, up to 2.3 ulp; tests/gpu/test_cublas_rounding.cpp checks
+  // 1 ulp). torch's call excludes the same two when reduced-precision
+  // reductions are disallowed.
+  const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   TGV_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.value, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
                                                         &reductions, sizeof(reductions)));
   cublasLtMatmulHeuristicResult_t result{};
@@ -236,6 +233,10 @@ void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream) {
   bind_primary_context(device);
   cublasLtHandle_t handle = handle_for(device);
   const Workspace ws = workspace_for(device, stream);
+  if (cublas_api_now() == CublasApi::Legacy && legacy_serves(g)) {
+    cublas_legacy_gemm(g, ws.ptr, ws.bytes, stream);
+    return;
+  }
 
   Key key{};
   key.device = device;

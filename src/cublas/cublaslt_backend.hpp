@@ -11,7 +11,8 @@ namespace tgv::detail {
 // Runs a validated, non-empty GEMM through cuBLASLt on `stream`. The
 // algorithm is the heuristic's first choice, cached per shape, layout, bias
 // and pointer alignment, so a repeated call (and a call under CUDA-graph
-// capture) queries nothing.
+// capture) queries nothing. With TGV_CUBLAS_API=legacy a call legacy cuBLAS
+// serves goes there instead (cublas_legacy.hpp), with the same workspace.
 void cublaslt_gemm(const GemmDesc& g, cudaStream_t stream);
 
 // out[l](m, n) = bias[n] for a column-major out, before a beta = 1 GEMM.

@@ -127,6 +127,15 @@ class GemmFixture {
   // Computes the float64 reference now (else check_result does, once): for
   // tests whose timed phase must not be spent on it.
   void prepare_reference() { compute_reference(); }
+  // The float64 reference of out (l, m, n) and its RMS (computed on first use).
+  double reference(int64_t l, int64_t m, int64_t n) {
+    compute_reference();
+    return ref_[size_t((l * c_.m + m) * c_.n + n)];
+  }
+  double reference_rms() {
+    compute_reference();
+    return ref_rms_;
+  }
 
   // Fills the whole out allocation (guards included) with kOutPoison.
   void poison();
