@@ -132,6 +132,8 @@ class GemmFixture {
     compute_reference();
     return ref_[size_t((l * c_.m + m) * c_.n + n)];
   }
+  // The case's bias at weight row n (0 without one), as the reference used it.
+  double bias_value(int64_t n) const { return biasf_.empty() ? 0.0 : double(biasf_[size_t(n)]); }
   double reference_rms() {
     compute_reference();
     return ref_rms_;

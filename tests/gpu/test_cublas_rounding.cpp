@@ -1,7 +1,12 @@
 // backend=cublas rounds once: every element within 1 bf16 ulp of the float64
 // reference (plus the fp32 accumulation's own error where a value is near
 // zero), on the cuBLASLt path with and without a bias and on the legacy cuBLAS
-// path. Split-K partial sums added in bf16 (cuBLASLt's INPLACE and OUTPUT_TYPE
+// path. One exception, measured on the H200 (2026-12-03): cuBLASLt's bias
+// epilogue (row-major out) under its split-K algorithms rounds the product to
+// bf16 before it adds the bias, whatever the reduction scheme, so there the
+// bound is 1 ulp of the larger of the output and the product x . W^T (what
+// torch's F.linear with a bias gets from the same epilogue); the bias added
+// through C (column-major out) rounds once and is held to 1 ulp. Split-K partial sums added in bf16 (cuBLASLt's INPLACE and OUTPUT_TYPE
 // reduction schemes, legacy cuBLAS's default math mode) miss by up to 2.3 ulp
 // on these shapes (perf-notes §13); the harness's 1% tolerance admits that,
 // this test does not.
@@ -44,6 +49,7 @@ GemmCase shape(int64_t m, int64_t n, int64_t k, int64_t l = 1, bool bias = false
 // differs from float64 by ~1e-6 of the RMS, so only values near zero need it,
 // while a second rounding costs ~1 ulp more at every magnitude.
 std::string ulp_failures(const GemmCase& c, const char* api) {
+  const bool bias_epilogue = c.bias && c.out_row_major && std::string(api) == "lt";
   GemmFixture f(c);
   std::vector<std::string> failures;
   f.poison();
@@ -63,7 +69,8 @@ std::string ulp_failures(const GemmCase& c, const char* api) {
       for (int64_t j = 0; j < c.n; ++j) {
         const float v = bf16_to_float(got[size_t(f.out_index(b, i, j))]);
         const double want = f.reference(b, i, j);
-        const double big = std::fmax(std::fabs(double(v)), std::fabs(want));
+        double big = std::fmax(std::fabs(double(v)), std::fabs(want));
+        if (bias_epilogue) big = std::fmax(big, std::fabs(want - f.bias_value(j)));
         const double ulp = big > 0 ? std::ldexp(1.0, std::ilogb(big) - 7) : 0.0;
         const double err = std::fabs(double(v) - want);
         if (ulp > 0) worst = std::fmax(worst, (err - atol) / ulp);
