@@ -15,7 +15,9 @@
 #                  (bench/python/e2e_decode.py --quick, ~3 min), tgv-bench --mode chain and
 #                  bench/experiments/cublas_vs_torch.py; results in $OUT
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
-# at most 8 files (the device tool's limit); exits non-zero if any step failed.
+# at most 8 files per step set (the device tool's limit: with TESTS=1 and PERF=1 together
+# there are 11, so send OUT elsewhere and tar it into $OUT, as the 2026-12-03 afternoon run
+# did); exits non-zero if any step failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$here/bin/tgv_gpu_tests" ]; then
