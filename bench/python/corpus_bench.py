@@ -220,6 +220,10 @@ def parse_args(argv):
     p.add_argument("--tuning-file", default=None, help="run with this tuning file (default: untuned)")
     p.add_argument("--tgv-bench", default=None, help="tgv-bench binary for the stream floor (default: found)")
     p.add_argument("--list", action="store_true", help="print the selected shapes and the plan; run nothing")
+    p.add_argument("--isolated", action="store_true",
+                   help="each timed call followed by a one-element torch kernel, as between a model's norms and "
+                        "attention (no PDL neighbour); that kernel's own time, measured alone, is subtracted "
+                        "(docs/perf-notes.md section 16; not yet run)")
     args = p.parse_args(argv)
     if args.replays < 3:
         p.error("--replays must be >= 3")
@@ -330,6 +334,11 @@ def main(argv=None):
     impl_fns = {b: (lambda x, w, b=b: tgv_gemm.linear(x, w, backend=b)) for b in BACKENDS}
     impl_fns["torch"] = F.linear
 
+    spacer = torch.zeros(1, device=DEVICE)
+    spacer_us = time_graph(torch, lambda i: spacer.add_(1.0), 200, args.replays) if args.isolated else 0.0
+    if args.isolated:
+        print("isolated: each call followed by a one-element kernel of %.2f us (subtracted)" % spacer_us,
+              file=sys.stderr, flush=True)
     rows = []
     gen = torch.Generator(device=DEVICE)
     gen.manual_seed(0)
@@ -372,8 +381,14 @@ def main(argv=None):
                           % (name, point_name(row), bad, m * n, ATOL, RTOL), file=sys.stderr, flush=True)
                     continue
                 row[name + "_status"] = "ok"
-                row[name + "_us"] = time_graph(torch, lambda i, fn=fn: fn(x, weights[i % copies]), calls,
-                                               args.replays, warm)
+                if args.isolated:
+                    def call(i, fn=fn):
+                        fn(x, weights[i % copies])
+                        spacer.add_(1.0)
+                    row[name + "_us"] = time_graph(torch, call, calls, args.replays, warm) - spacer_us
+                else:
+                    row[name + "_us"] = time_graph(torch, lambda i, fn=fn: fn(x, weights[i % copies]), calls,
+                                                   args.replays, warm)
             rows.append(row)
         del weights, w_ref
         torch.cuda.empty_cache()
