@@ -12,7 +12,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/cuda_context.hpp"
-#include "common/relaxed_capture.hpp"
+#include "common/stream_buffer.hpp"
 #include "cublas/cublas_check.hpp"
 #include "cublas/cublas_legacy.hpp"
 
@@ -34,10 +34,8 @@ cublasLtHandle_t handle_for(int device) {
   return h;
 }
 
-// A workspace per (device, stream): two streams running GEMMs at once (two-
-// batch overlap in an engine) must not share split-K scratch. Allocated on the
-// stream's first call, also when that call is captured: in relaxed capture
-// mode cudaMalloc neither joins nor breaks the capture. (A stream first seen
+// A workspace per (device, stream) (common/stream_buffer.hpp), allocated on
+// the stream's first call, also when that call is captured. (A stream first seen
 // under capture used to get none, so its algorithms ran without split-K: the
 // captured benchmarks of issue 10 measured 576x7168 at M = 64 1.5x slower
 // than torch's call.)
@@ -47,20 +45,7 @@ struct Workspace {
 };
 
 Workspace workspace_for(int device, cudaStream_t stream) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(device, stream);
-  auto it = workspaces.find(key);
-  if (it != workspaces.end()) return it->second;
-  Workspace ws;
-  {
-    const RelaxedCaptureScope relaxed;
-    TGV_CUDA_CHECK(cudaMalloc(&ws.ptr, kWorkspaceBytes));
-  }
-  ws.bytes = kWorkspaceBytes;
-  workspaces.emplace(key, ws);
-  return ws;
+  return {stream_buffer(StreamBufferPurpose::CublasWorkspace, device, stream, kWorkspaceBytes), kWorkspaceBytes};
 }
 
 uint32_t alignment_of(const void* p) {

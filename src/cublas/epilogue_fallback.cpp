@@ -1,37 +1,18 @@
 #include "cublas/epilogue_fallback.hpp"
 
-#include <map>
-#include <mutex>
-#include <utility>
-
 #include "common/cuda_check.hpp"
 #include "common/error.hpp"
-#include "common/relaxed_capture.hpp"
+#include "common/stream_buffer.hpp"
 #include "common/strfmt.hpp"
 #include "cublas/cublaslt_backend.hpp"
 
 namespace tgv::detail {
 namespace {
 
-// Per (device, stream), for the reason the cuBLASLt workspace is: two streams
-// running at once must not share it. Allocated on the stream's first call,
-// also under capture: in relaxed capture mode cudaMalloc neither joins nor
-// breaks it (torch.cuda.graph captures on a stream of its own, so an engine's
-// first gated call there is often a captured one).
+// Per (device, stream), allocated on the stream's first such call, also under
+// capture (common/stream_buffer.hpp).
 float* scratch_for(int device, cudaStream_t stream) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, float*> buffers;
-  std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_pair(device, stream);
-  auto it = buffers.find(key);
-  if (it != buffers.end()) return it->second;
-  void* p = nullptr;
-  {
-    const RelaxedCaptureScope relaxed;
-    TGV_CUDA_CHECK(cudaMalloc(&p, kScratchBytes));
-  }
-  buffers.emplace(key, static_cast<float*>(p));
-  return static_cast<float*>(p);
+  return static_cast<float*>(stream_buffer(StreamBufferPurpose::EpilogueScratch, device, stream, kScratchBytes));
 }
 
 // Element offset of token row m0 in an operand (K-major: whole rows).

@@ -158,6 +158,14 @@ std::string GemmCase::name() const {
   if (x_broadcast) s << "_xbcast";
   if (w_broadcast) s << "_wbcast";
   if (bias) s << "_bias";
+  s << options_suffix(tactic, split_k, stages, pdl);
+  if (graph) s << "_graph";
+  if (null_stream) s << "_nullstream";
+  return s.str();
+}
+
+std::string options_suffix(int32_t tactic, int32_t split_k, int32_t stages, int32_t pdl) {
+  std::ostringstream s;
   if (tactic >= 0) s << "_t" << tactic;
   if (split_k == TGV_SPLIT_K_STREAM)
     s << "_streamk";
@@ -165,8 +173,6 @@ std::string GemmCase::name() const {
     s << "_sk" << split_k;
   if (stages) s << "_st" << stages;
   if (!pdl) s << "_nopdl";
-  if (graph) s << "_graph";
-  if (null_stream) s << "_nullstream";
   return s.str();
 }
 

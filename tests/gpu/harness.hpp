@@ -102,6 +102,10 @@ struct GemmCase {
 // How gtest prints a case (instead of its bytes).
 void PrintTo(const GemmCase& c, std::ostream* os);
 
+// The part of a gtest-safe case name that names the explicit tgv options:
+// "_t3_sk2_st8_nopdl", "_streamk" for TGV_SPLIT_K_STREAM; empty at the defaults.
+std::string options_suffix(int32_t tactic, int32_t split_k, int32_t stages, int32_t pdl);
+
 // The outcome of one case. status/message come from the first tgv_gemm call;
 // `failures` lists every check that failed (empty: all passed).
 struct CaseResult {

@@ -90,13 +90,7 @@ struct EpiCase {
     if (bias) s << "_bias";
     if (pad) s << "_pad" << pad;
     s << "_" << (backend == TGV_BACKEND_TGV ? "tgv" : backend == TGV_BACKEND_CUBLAS ? "cublas" : "auto");
-    if (tactic >= 0) s << "_t" << tactic;
-    if (split_k == TGV_SPLIT_K_STREAM)
-      s << "_streamk";
-    else if (split_k)
-      s << "_sk" << split_k;
-    if (stages) s << "_st" << stages;
-    if (!pdl) s << "_nopdl";
+    s << tgv_test::options_suffix(tactic, split_k, stages, pdl);
     return s.str();
   }
 };
