@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End to end: one decode step of a Hugging Face Llama model, torch against
-tgv_gemm.patch(model) (linears one by one, and with the gated MLPs fused),
+tgv_gemm.patch(model) (linears one by one, and with the gated MLPs and the
+q/k/v projections fused),
 untuned and tuned, in a CUDA graph with a static KV cache.
 
 Models (transformers' LlamaForCausalLM built from a config: random bf16 weights,
@@ -32,8 +33,9 @@ compared with the same torch times): torch (F.linear: cuBLAS), tgv untuned
 (patch(model, fuse=False): every linear on its own; no tuning file: the benchmark
 points TGV_TUNING_FILE at a fresh temporary file unless --tuning-file is given),
 tgv fused (patch(model): gate_proj + up_proj + SiLU of every MLP in one
-silu_mul_linear over a merged [gate; up] weight, down_proj and the rest one by
-one), then tgv tuned and tgv fused tuned: `with tgv_gemm.autotune():` around
+silu_mul_linear over a merged [gate; up] weight, q_proj + k_proj + v_proj of
+every attention in one GEMM over a merged [q; k; v] weight, o_proj, down_proj
+and lm_head one by one), then tgv tuned and tgv fused tuned: `with tgv_gemm.autotune():` around
 one eager decode step per batch, unfused and fused (so the merged 2I x K shape
 is recorded too), records the decode shapes, tunes them on exit and writes the
 file, in effect at once; the graphs are captured again. --no-fuse drops the
@@ -241,6 +243,7 @@ class Bench:
         drift of the clocks does not favour one); torch's logits are the
         reference of the tgv columns' logits_diff."""
         import tgv_gemm
+        from tgv_gemm import _fusers
 
         for batch in self.args.batches:
             self.truncate(model, full_layers, layers)
@@ -251,7 +254,11 @@ class Bench:
                     results[(layers, batch, "logits")] = logits
                     continue
                 handle = tgv_gemm.patch(model, fuse="fused" in column)
-                checker = Checker(model, handle.patched, handle.fused)
+                # q/k/v of a fused attention are checked as linears (each returns its
+                # columns of the one GEMM); the fused MLPs as MLPs.
+                qkv = [n for n in handle.covered if n.rsplit(".", 1)[-1] in _fusers.PROJECTIONS]
+                mlps = [n for n in handle.fused if _fusers.STATE in model.get_submodule(n).__dict__]
+                checker = Checker(model, handle.patched + qkv, mlps)
                 try:
                     ms, logits = self.run(model, batch, checker)
                 finally:

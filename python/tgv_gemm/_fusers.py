@@ -46,10 +46,30 @@ Per call, as the patched linears do: the fused path runs for a bf16 CUDA input
 with nothing for autograd to record; anything else runs the module's own
 forward (its gate/up linears then run F.linear).
 
+qkv: an attention module whose forward, in its source, calls self.q_proj(h),
+self.k_proj(h) and self.v_proj(h) once each on one argument h that it never
+rebinds (Llama, Mistral, Qwen2/3 and most transformers attentions) runs one GEMM
+over a merged [q; k; v] weight instead of three. The attention's forward stays
+as it is; the three linears' forwards change: the first of them called with a
+tensor computes all three outputs into one [M, Nq + Nk + Nv] tensor and keeps
+it (per thread) for the other two, which return their columns if they are
+called with that same tensor object (and, outside inference mode, unmodified:
+its version counter); a call with any other tensor computes the merged output
+anew for it (so no order of calls is assumed, and a call left out leaves
+nothing stale behind). Each returns a view of
+its columns (row stride Nq + Nk + Nv, as engines' qkv.split gives; reshapes of
+the last dimension, view(..., heads, head_dim), work on it). Two kernels a layer
+fewer, and one grid over the merged weight. The weights are merged as for the
+gated MLP (the three Parameters become views), with the same checks per call.
+Proven before fusing, each refusal a reason: the forward's source as above;
+the three are patchable nn.Linear of one in_features and device, all with a
+bias or none, with no hooks (and no global ones); eval mode; the library takes
+the merged weight (get_plan at M = 1). Under torch.compile each runs its own
+GEMM (no per-thread state in a traced graph).
+
 Not fused (docs/integration.md says why): o_proj/down_proj with the residual
-add, and q/k/v into one GEMM. The residual add and the attention's use of q, k
-and v live in the decoder layer's and the attention's forward; fusing them
-would mean re-implementing those forwards.
+add: it lives in the decoder layer's forward; fusing it would mean
+re-implementing that forward.
 """
 
 import ast
@@ -57,6 +77,7 @@ import functools
 import inspect
 import sys
 import textwrap
+import threading
 
 import torch
 import torch.nn.functional as F
@@ -271,22 +292,19 @@ def _global_hooks():
     return any(getattr(m, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks"))
 
 
-def gated_mlp(name, module, backend):
-    """Fuser (see the file's docstring): a Fusion, a reason (str) when the module
-    is a gated MLP that cannot be fused, or None when it is not one."""
-    children = module._modules
-    gate, up, down = children.get("gate_proj"), children.get("up_proj"), children.get("down_proj")
-    if gate is None or up is None or down is None or not hasattr(module, "act_fn"):
-        return None
+def _refusal(module, mismatch, named_linears, backend, capture_note):
+    """The checks every fuser makes, in order: not under capture, eval mode, the
+    forward's source (mismatch(forward) -> None or why), each linear patchable
+    and hook-free, no global hooks. None, or the reason."""
     cls = type(module).__name__
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
-        return "patch() runs under CUDA-graph capture: fusing copies weights and probes act_fn (patch before capturing)"
+        return "patch() runs under CUDA-graph capture: %s (patch before capturing)" % capture_note
     if module.training:
         return "%s is in training mode: fusion is for inference (model.eval() first)" % cls
-    why = forward_mismatch(type(module).forward)
+    why = mismatch(type(module).forward)
     if why is not None:
         return "%s: %s" % (cls, why)
-    for child_name, child in (("gate_proj", gate), ("up_proj", up)):
+    for child_name, child in named_linears:
         if not isinstance(child, torch.nn.Linear):
             return "%s is %s, not nn.Linear" % (child_name, type(child).__name__)
         why = skip_reason(child, backend, check_plan=False)
@@ -295,7 +313,23 @@ def gated_mlp(name, module, backend):
         if child._forward_hooks or child._forward_pre_hooks:
             return "%s has hooks (fusion would skip them)" % child_name
     if _global_hooks():
-        return "global forward hooks are registered (fusion would skip them for gate_proj and up_proj)"
+        names = [n for n, _ in named_linears]
+        return "global forward hooks are registered (fusion would skip them for %s)" % (
+            " and ".join([", ".join(names[:-1]), names[-1]]))
+    return None
+
+
+def gated_mlp(name, module, backend):
+    """Fuser (see the file's docstring): a Fusion, a reason (str) when the module
+    is a gated MLP that cannot be fused, or None when it is not one."""
+    children = module._modules
+    gate, up, down = children.get("gate_proj"), children.get("up_proj"), children.get("down_proj")
+    if gate is None or up is None or down is None or not hasattr(module, "act_fn"):
+        return None
+    why = _refusal(module, forward_mismatch, (("gate_proj", gate), ("up_proj", up)), backend,
+                   "fusing copies weights and probes act_fn")
+    if why is not None:
+        return why
     gw, uw = gate.weight, up.weight
     if gw.shape != uw.shape or gw.device != uw.device:
         return "gate_proj %s and up_proj %s differ in shape or device" % (
@@ -326,3 +360,183 @@ def gated_mlp(name, module, backend):
     what = "gate_proj+up_proj+%s: %s_linear over one %dx%d weight" % (
         kind, EPILOGUE[kind], 2 * gw.shape[0], gw.shape[1])
     return Fusion(forward_gated, ("gate_proj", "up_proj"), what, apply=apply)
+
+
+# ---- q, k and v into one GEMM ------------------------------------------------------
+
+QKV = "_tgv_qkv"  # the attribute on each of the three linears: their one QkvState
+PROJECTIONS = ("q_proj", "k_proj", "v_proj")
+
+
+def _rebinds(fn, name):
+    """Whether the function's body assigns `name` anywhere (any target form)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def attention_mismatch(forward):
+    """None when `forward` (a class's function) calls self.q_proj(h),
+    self.k_proj(h) and self.v_proj(h) once each, h one of its arguments that it
+    never rebinds; else why not."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
+    except (OSError, TypeError, SyntaxError) as e:
+        return "its forward's source cannot be read (%s)" % (type(e).__name__,)
+    fn = tree.body[0] if len(tree.body) == 1 else None
+    # A decorator is allowed (transformers' attentions carry a kwarg-renaming one):
+    # whatever it does around the body, the projections' forwards check at run time
+    # that they are given the tensor the merged output was computed from.
+    if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
+        return "its forward is not a plain function"
+    self_name = fn.args.args[0].arg
+    args = {a.arg for a in fn.args.posonlyargs + fn.args.args[1:] + fn.args.kwonlyargs}
+    calls = {p: [] for p in PROJECTIONS}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and node.attr in calls and isinstance(node.value, ast.Name) \
+                and node.value.id == self_name:
+            calls[node.attr].append(node)
+    inputs = set()
+    for p in PROJECTIONS:
+        if len(calls[p]) != 1:
+            return "its forward uses self.%s %d times (fused: once each)" % (p, len(calls[p]))
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func in [
+                c for p in PROJECTIONS for c in calls[p]]:
+            if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Name):
+                return "its forward calls self.%s with other than one plain name" % node.func.attr
+            inputs.add(node.args[0].id)
+            calls[node.func.attr] = []  # seen as a call
+    if any(calls[p] for p in PROJECTIONS):
+        return "its forward uses a projection other than by calling it"
+    if len(inputs) != 1:
+        return "its forward calls q_proj, k_proj and v_proj on different inputs (%s)" % ", ".join(sorted(inputs))
+    h = inputs.pop()
+    if h not in args:
+        return "its forward calls the projections on %s, not one of its arguments" % h
+    if _rebinds(fn, h):
+        return "its forward rebinds %s" % h
+    for node in ast.walk(fn):  # h.add_(...) and the like: an inference tensor has no version counter to tell
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+                and not node.func.attr.startswith("_") and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == h:
+            return "its forward modifies %s in place (%s.%s)" % (h, h, node.func.attr)
+    return None
+
+
+class QkvState(FusionState):
+    """The three linears' shared state (attribute QKV on each): the merged
+    weight and bias, each linear's columns and the pointers of its views (which
+    say the merge still holds for it), and per thread the last merged output
+    with its input."""
+
+    def __init__(self, weight, bias, backend, linears, into, copied):
+        self.weight = weight
+        self.bias = bias
+        self.backend = backend
+        self.copied = copied
+        self.into = into
+        self.columns = {}  # id(linear) -> (first column, end)
+        self.ptrs = {}  # id(linear) -> its weight's and bias's data_ptr as merged
+        lo = 0
+        for lin in linears:
+            hi = lo + lin.weight.shape[0]
+            self.columns[id(lin)] = (lo, hi)
+            self.ptrs[id(lin)] = _ptrs1(lin)
+            lo = hi
+        self.local = threading.local()  # .x, .version, .y, .pending (ids of the linears yet to take theirs)
+
+
+def _ptrs1(lin):
+    return lin.weight.data_ptr(), 0 if lin.bias is None else lin.bias.data_ptr()
+
+
+def _version(x):
+    try:
+        return x._version
+    except RuntimeError:  # an inference-mode tensor keeps no version counter
+        return None
+
+
+def forward_qkv(self, x):
+    """q_proj's, k_proj's and v_proj's forward in a fused attention (bound to
+    each of them by patch()). A linear whose weight was rebound since the merge
+    runs its own GEMM; its columns of a merged output are then never used."""
+    st = self.__dict__[QKV]
+    w = self.weight
+    if not _patch._use_tgv(x, w):
+        return _patch._F_linear(x, w, self.bias)
+    me = id(self)
+    if _is_compiling() or _ptrs1(self) != st.ptrs[me]:
+        return _patch._tgv_linear(x, w, self.bias, backend=st.backend)
+    loc = st.local
+    if getattr(loc, "x", None) is x and me in loc.pending and loc.version == _version(x):
+        y = loc.y
+    else:
+        y = _patch._tgv_linear(x, st.weight, st.bias, backend=st.backend)
+        loc.x, loc.version, loc.y, loc.pending = x, _version(x), y, set(st.columns)
+    loc.pending.discard(me)
+    if not loc.pending:  # all three have theirs: hold neither tensor past the attention
+        loc.x = loc.y = None
+    lo, hi = st.columns[me]
+    return y[..., lo:hi]
+
+
+def _merged_all(parts):
+    """[a; b; ...] along dim 0 as one contiguous tensor: a view where the parts
+    already are one (copied=False), else a concatenation (copied=True)."""
+    parts = [p.detach() for p in parts]
+    if all(_adjacent(a, b) for a, b in zip(parts, parts[1:])):
+        a = parts[0]
+        shape = (sum(p.shape[0] for p in parts),) + tuple(a.shape[1:])
+        strides = (a.shape[1], 1) if a.dim() == 2 else (1,)
+        return a.as_strided(shape, strides, a.storage_offset()), False
+    return torch.cat(parts, 0), True
+
+
+def qkv(name, module, backend):
+    """Fuser (see the file's docstring): a Fusion, a reason when the module is an
+    attention with q/k/v projections that cannot be fused, or None when it is
+    not one (or is fused already)."""
+    children = module._modules
+    lins = [children.get(p) for p in PROJECTIONS]
+    if any(lin is None for lin in lins):
+        return None
+    if any(QKV in lin.__dict__ for lin in lins if isinstance(lin, torch.nn.Module)):
+        return None  # an earlier patch fused them; the linears say so themselves
+    why = _refusal(module, attention_mismatch, list(zip(PROJECTIONS, lins)), backend, "fusing copies weights")
+    if why is not None:
+        return why
+    k, dev = lins[0].weight.shape[1], lins[0].weight.device
+    for p, lin in zip(PROJECTIONS[1:], lins[1:]):
+        if lin.weight.shape[1] != k or lin.weight.device != dev:
+            return "q_proj and %s differ in in_features or device (%d, %d)" % (p, k, lin.weight.shape[1])
+    with_bias = [lin.bias is not None for lin in lins]
+    if any(with_bias) and not all(with_bias):
+        return "%s a bias and %s none" % (
+            " and ".join(p for p, b in zip(PROJECTIONS, with_bias) if b) + (" have" if sum(with_bias) > 1 else " has"),
+            " and ".join(p for p, b in zip(PROJECTIONS, with_bias) if not b))
+
+    def apply():
+        w, copied = _merged_all([lin.weight for lin in lins])
+        b = _merged_all([lin.bias for lin in lins])[0] if all(with_bias) else None
+        if w.is_cuda:
+            try:
+                _get_plan(w.new_empty((1, w.shape[1])), w, b, backend=backend)
+            except TgvError as e:
+                return "the merged qkv weight is refused by the library: %s" % (e,)
+        lo = 0
+        for lin in lins:
+            hi = lo + lin.weight.shape[0]
+            _rebind(lin.weight, w[lo:hi])
+            if b is not None:
+                _rebind(lin.bias, b[lo:hi])
+            lo = hi
+        return {QKV: QkvState(w, b, backend, lins, name, copied)}
+
+    what = "q_proj+k_proj+v_proj: one GEMM over a %dx%d weight" % (sum(lin.weight.shape[0] for lin in lins), k)
+    return Fusion(forward_qkv, PROJECTIONS, what, apply=apply, on_children=True)

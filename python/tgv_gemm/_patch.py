@@ -25,7 +25,9 @@ be fused, or a Fusion, which replaces that module's forward and names the child
 linears it runs itself (those are counted as fused, not patched). Registered:
 _fusers.gated_mlp (gate_proj/up_proj/act_fn of a gated MLP into one
 silu_mul_linear / gelu_tanh_mul_linear over a merged [gate; up] weight; the two
-weights become views into it, see _fusers.py).
+weights become views into it, see _fusers.py) and _fusers.qkv (an attention's
+q_proj/k_proj/v_proj into one GEMM over a merged [q; k; v] weight, each linear
+returning its columns of the one output; the attention's forward stays).
 """
 
 import functools
@@ -53,20 +55,27 @@ class Fusion:
     again by unpatch) or a reason (str) it could not, having changed nothing.
 
     `forward` must be a module-level function (patch() remembers it to know its
-    own forwards; a closure a module would pin its state for the process)."""
+    own forwards; a closure a module would pin its state for the process).
 
-    def __init__(self, forward, covers, what, apply=None):
+    on_children=True: the module's forward stays; `forward` replaces each covered
+    linear's forward instead, and apply()'s attributes are set on each of them
+    (the q/k/v fusion: the attention's forward is left as the model wrote it)."""
+
+    def __init__(self, forward, covers, what, apply=None, on_children=False):
         self.forward = forward
         self.covers = tuple(covers)
         self.what = what
         self.apply = apply if apply is not None else dict
+        self.on_children = on_children
 
 
 class FusionState:
     """Base of what a Fusion's apply() keeps on its module: `covers` names the
-    linears it runs, so a later patch() knows them as already fused."""
+    linears it runs, so a later patch() knows them as already fused; `into`, on
+    the linears of an on_children fusion, names the module they were fused in."""
 
     covers = ()
+    into = None
 
 
 FUSERS = []
@@ -271,10 +280,12 @@ def _fuse(model, handle, backend, include, covered):
             if isinstance(state, str):
                 handle.not_fused[name] = state
                 break
-            module.__dict__.update(state)
             _OURS.add(fusion.forward)
-            module.forward = types.MethodType(fusion.forward, module)
-            handle._modules.append((name, module, fusion.forward, tuple(state)))
+            targets = children if fusion.on_children else [(name, module)]
+            for target_name, target in targets:
+                target.__dict__.update(state)
+                target.forward = types.MethodType(fusion.forward, target)
+                handle._modules.append((target_name, target, fusion.forward, tuple(state)))
             handle.fused[name] = fusion.what
             for child_name, child in children:
                 covered[id(child)] = None
@@ -292,6 +303,8 @@ def _fused_earlier(model):
             if isinstance(value, FusionState):
                 for child in value.covers:
                     out[id(module.get_submodule(child))] = "already fused (into %s)" % (name or "the model",)
+                if value.into is not None:
+                    out[id(module)] = "already fused (into %s)" % (value.into or "the model",)
     return out
 
 
@@ -314,7 +327,8 @@ def patch(model, *, backend="auto", include=None, fuse=True):
         rejects is skipped ("excluded"), and a fusion covering it is not made.
     fuse: fuse what FUSERS recognize (today: gated MLPs, gate_proj + up_proj +
         SiLU / GELU-tanh into one GEMM over a merged weight, which patch() builds
-        once: the two weights become views into it; see _fusers.py). fuse=False
+        once: the two weights become views into it; and an attention's q_proj,
+        k_proj, v_proj into one GEMM likewise; see _fusers.py). fuse=False
         leaves every module's forward but the linears' as it was, and copies
         nothing.
     """
@@ -353,3 +367,4 @@ def patch(model, *, backend="auto", include=None, fuse=True):
 from . import _fusers  # noqa: E402
 
 FUSERS.append(_fusers.gated_mlp)
+FUSERS.append(_fusers.qkv)

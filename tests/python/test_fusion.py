@@ -485,8 +485,9 @@ def test_a_fused_hugging_face_llama_decode_step_in_a_cuda_graph():
 
     transformers, model = tiny_llama("cuda")
     handle = tgv_gemm.patch(model)
-    assert sorted(handle.fused) == ["model.layers.0.mlp", "model.layers.1.mlp"], handle.summary()
-    assert len(handle.patched) == 11 and handle.not_fused == {} and handle.skipped == {}
+    assert sorted(handle.fused) == ["model.layers.%d.%s" % (i, m) for i in (0, 1) for m in ("mlp", "self_attn")], \
+        handle.summary()
+    assert len(handle.patched) == 5 and handle.not_fused == {} and handle.skipped == {}
     prompt = torch.randint(0, 256, (4, 6), device="cuda")
     tok = torch.randint(0, 256, (4, 1), device="cuda")
     checked = []
@@ -499,8 +500,10 @@ def test_a_fused_hugging_face_llama_decode_step_in_a_cuda_graph():
         assert_close(out, ref_linear(args[0], module.weight, module.bias), "linear")
         checked.append("linear")
 
-    hooks = {n: mlp_hook for n in handle.fused}
-    hooks.update({n: linear_hook for n in handle.patched})
+    hooks = {n: mlp_hook for n in handle.fused if n.endswith("mlp")}
+    qkv = [n for n in handle.covered if n.rsplit(".", 1)[1] in ("q_proj", "k_proj", "v_proj")]
+    assert len(qkv) == 6
+    hooks.update({n: linear_hook for n in handle.patched + qkv})  # q, k, v: their columns of the one GEMM
     eager = hooked_decode(transformers, model, prompt, tok, hooks)
     assert checked.count("mlp") == 4 * 2 and checked.count("linear") == 4 * 11
     logits = captured_third_step(transformers, model, prompt, tok)
