@@ -24,7 +24,8 @@ modes (one per run; two options that select different modes are a usage error):
   --mode floor     only the stream floor of each shape (with and without PDL)
   --tune FILE      time every legal (tactic, split-K, stages: the deepest or 8) and
                    cuBLASLt per shape and M bucket; write the tuning file the library
-                   loads (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json)
+                   loads (TGV_TUNING_FILE, or ~/.cache/tgv-gemm/tuning.json); each
+                   candidate timed as --neighbours says
   --validate       run the full correctness grid of the tgv kernels on this GPU
                    (every tactic of its family x shapes with M/N/K tails x
                    layouts x bias, against the fp32 reference) and print a
@@ -51,6 +52,12 @@ options:
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
   --pdl 0|1        programmatic dependent launch (default 1); the stream floor
                    that the x/stream ratios divide by is launched the same way
+  --neighbours kernels|self
+                   --tune only: each timed call followed by a one-thread kernel that
+                   neither waits nor triggers (its time alone subtracted), as a
+                   model's GEMMs sit between norms and attention (kernels, the
+                   default, as tgv_gemm.tune), or calls back to back, each GEMM's
+                   weight stream starting under the previous one's tail (self)
   --bias           add a bias of N elements
   --reps N         timed graph replays; the median is reported (default 9)
   --csv FILE       also write the results as CSV
@@ -142,6 +149,7 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
   // The first option that selected a mode, as typed: a second one that selects
   // another mode is an error naming both.
   std::string mode_option;
+  bool neighbours_given = false;
   const auto select_mode = [&](const std::string& typed) {
     if (!mode_option.empty() && mode_option != typed) {
       *error = typed + " conflicts with " + mode_option + ": they select different modes; give one";
@@ -174,7 +182,8 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
     const bool takes_value = option == "--model" || option == "--shapes" || option == "--m" ||
                              option == "--backend" || option == "--tactic" || option == "--split-k" ||
                              option == "--stages" || option == "--pdl" || option == "--mode" || option == "--reps" ||
-                             option == "--csv" || option == "--tune" || option == "--json";
+                             option == "--csv" || option == "--tune" || option == "--json" ||
+                             option == "--neighbours";
     if (!takes_value) {
       *error = "unknown option '" + option + "'";
       return CliAction::Error;
@@ -192,6 +201,13 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
     } else if (option == "--tune") {
       if (!select_mode(option)) return CliAction::Error;
       cli->tune_path = value;
+    } else if (option == "--neighbours") {
+      if (value != "kernels" && value != "self") {
+        *error = "--neighbours: '" + value + "' is not kernels or self";
+        return CliAction::Error;
+      }
+      cli->neighbours = value;
+      neighbours_given = true;
     } else if (option == "--csv") {
       cli->csv_path = value;
     } else if (option == "--json") {
@@ -238,6 +254,10 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       }
       cli->reps = static_cast<int>(number);
     }
+  }
+  if (neighbours_given && cli->tune_path.empty()) {
+    *error = "--neighbours applies to --tune only (the table and chain modes time their own arrangements)";
+    return CliAction::Error;
   }
   return CliAction::Run;
 }

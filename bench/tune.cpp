@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "buffers.hpp"
 #include "measure.hpp"
 #include "reference.hpp"
+#include "spacer.hpp"
 
 namespace {
 
@@ -56,6 +58,10 @@ int run_tune(const Cli& cli, const std::vector<Shape>& shapes, const std::string
   }
   std::vector<tgv_tuning_entry> entries;
   int failures = 0;
+  std::unique_ptr<Spacer> spacer;
+  if (cli.neighbours == "kernels") spacer = std::make_unique<Spacer>(stream, 40, cli.reps);
+  std::printf("# timed %s\n", spacer ? "between spacer kernels (as inside a model), their time subtracted"
+                                      : "back to back");
   std::printf("# best: tactic, split-K, stages (* the deepest ring that fits, written as 0)\n");
   std::printf("%-18s %-8s %6s %6s %4s  %-31s %9s %10s %9s\n", "model", "shape", "N", "K", "M", "best", "best us",
               "cublas us", "speedup");
@@ -75,7 +81,7 @@ int run_tune(const Cli& cli, const std::vector<Shape>& shapes, const std::string
                      c.name.c_str());
         tgv::Options options = c.options;
         options.pdl = cli.pdl;
-        const Measurement r = measure(options, false, buffers, m, calls, cli.reps, ref, stream);
+        const Measurement r = measure(options, false, buffers, m, calls, cli.reps, ref, stream, spacer.get());
         if (r.outcome == Outcome::Fail || r.outcome == Outcome::Error) {
           std::fprintf(stderr, "\n%s %s M=%lld %s: %s\n", shape.model.c_str(), shape.label.c_str(), (long long)m,
                        c.name.c_str(), r.note.c_str());

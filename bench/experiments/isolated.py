@@ -35,6 +35,9 @@ def main():
     ap.add_argument("--m", default="1,16")
     ap.add_argument("--replays", type=int, default=5)
     ap.add_argument("--all", action="store_true", help="print every candidate's pair of times")
+    ap.add_argument("--stages", default="0", help="ring depths to try, 0 = the deepest that fits (default 0)")
+    ap.add_argument("--pdl", default="1", help="PDL settings to try, 0 and/or 1 (default 1)")
+    ap.add_argument("--splits", default="1,2,3,4,5,6,8,-1", help="split-K factors to try (-1: stream-K)")
     a = ap.parse_args()
     shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else SHAPES
     dev = torch.device("cuda")
@@ -66,9 +69,13 @@ def main():
             for t in tactics:
                 if t["cta_n"] != cta_n:
                     continue
-                for split in (1, 2, 3, 4, 5, 6, 8, -1):
-                    cands.append(("%dx%dx%d/%s" % (t["cta_m"], t["cta_n"], t["cta_k"], "sk" if split < 0 else split),
-                                  L.options("tgv", t["id"], None, split_k=split)))
+                for split in [int(v) for v in a.splits.split(",")]:
+                    for stages in [int(v) for v in a.stages.split(",")]:
+                        for pdl in [int(v) for v in a.pdl.split(",")]:
+                            cands.append(("%dx%dx%d/%s%s%s" % (t["cta_m"], t["cta_n"], t["cta_k"],
+                                                              "sk" if split < 0 else split,
+                                                              "/s%d" % stages if stages else "", "" if pdl else "/nopdl"),
+                                          L.options("tgv", t["id"], bool(pdl), split_k=split, stages=stages or None)))
             results = []
             for name, opts in cands:
                 if opts is None:

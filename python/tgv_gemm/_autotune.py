@@ -71,7 +71,9 @@ class autotune:
     budget_s: start no new shape once this many seconds of tuning have passed
         (the shape in progress finishes).
     verbose: print what was recorded and what the tuner chose.
-    bias, replays: passed to tgv_gemm.tune.
+    bias, replays, neighbours: passed to tgv_gemm.tune (neighbours="kernels",
+        the default, times each call between other kernels, as the GEMMs of a
+        model run; "self" back to back).
 
     Blocks nest (and may be opened from several threads): a call is recorded
     by every open block; a block that closes while another is still open
@@ -89,7 +91,8 @@ class autotune:
     """
 
     def __init__(self, *, path=None, ms=None, max_shapes=None, budget_s=None, verbose=False, bias=False,
-                 replays=7):
+                 replays=7, neighbours="kernels"):
+        _tune.check_neighbours(neighbours, "tgv_gemm.autotune")
         if ms is not None:
             ms = sorted(set(int(m) for m in ms))
             for m in ms:
@@ -107,6 +110,7 @@ class autotune:
         self.verbose = verbose
         self.bias = bias
         self.replays = replays
+        self.neighbours = neighbours
         self._counts = {}
         self.tuned = None
         self.entries = []
@@ -190,7 +194,7 @@ class autotune:
                 self.skipped += [nk for nk, _ in todo[i:]]
                 break
             entries += _tune.tune([(n, k)], ms, path="", bias=self.bias, replays=self.replays,
-                                  verbose=self.verbose)
+                                  verbose=self.verbose, neighbours=self.neighbours)
         if self.skipped and self.verbose:
             print("tgv_gemm.autotune: not tuned (max_shapes/budget_s): %s"
                   % ", ".join("%dx%d" % nk for nk in self.skipped))

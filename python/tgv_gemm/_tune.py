@@ -6,8 +6,16 @@ every candidate of the library's list (tgv_tune_candidates: each tgv tactic of
 the device's family whose token tile is the smallest covering M, at each
 split-K factor of the tuner's list whose grid stays within two waves, with the
 deepest ring and, on sm_90, a shallower one; then cuBLASLt) the way tgv-bench
-does: weight copies totalling 8x the L2 cache, rotated through back-to-back
-calls captured (thread-locally) in one CUDA graph, the median of the replays.
+does: weight copies totalling 8x the L2 cache, rotated through calls
+captured (thread-locally) in one CUDA graph, the median of the replays.
+neighbours="kernels" (the default) times each call followed by a one-element
+kernel that neither waits nor triggers programmatically (its own time, measured
+the same way, subtracted): what a GEMM inside a model sees, between norms and
+attention, where PDL has no earlier GEMM to overlap; neighbours="self" times
+the calls back to back, where each GEMM's weight stream starts under the
+previous one's tail (PDL): right for a chain of tgv GEMMs (docs/perf-notes.md
+§16 measured the two orders differ by 1.5-3.5 us and rank candidates
+differently).
 A candidate the library refuses is skipped; one whose output misses the fp32
 reference is reported and never chosen. The library's writer
 (tgv_write_tuning_file) writes the winners to the tuning file the library
@@ -26,6 +34,7 @@ from . import _lib as L
 from . import _ops
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+NEIGHBOURS = ("kernels", "self")
 
 
 def tuning_file_path():
@@ -91,9 +100,25 @@ def _time_graph(fn, calls, replays):
     return statistics.median(times)
 
 
-def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0, device=None, verbose=True):
+def check_neighbours(neighbours, who):
+    if neighbours not in NEIGHBOURS:
+        raise L.TgvValueError("%s: neighbours=%r: expected 'kernels' (each call between other kernels, as in a "
+                              "model) or 'self' (calls back to back)" % (who, neighbours), L.ERROR_INVALID_ARGUMENT)
+
+
+def _spaced(fn, spacer):
+    def call(i):
+        fn(i)
+        spacer.add_(1.0)
+    return call
+
+
+def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0, device=None, verbose=True,
+         neighbours="kernels"):
     """Times the candidates for every (N, K) in `shapes` and M in `ms` (powers of
-    two: the file's buckets; M in (m/2, m] uses bucket m) and writes the winners to
+    two: the file's buckets; M in (m/2, m] uses bucket m), each call between
+    other kernels (neighbours="kernels", the default) or back to back
+    (neighbours="self"; see the file's docstring), and writes the winners to
     `path` (default: tuning_file_path(); "" or False: write nothing). Returns the
     entries as dicts (n, k, m, backend, tactic, split_k, stages, us, cublas_us).
     When `path` is the file the library reads (tuning_file_path()), the library
@@ -104,6 +129,7 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
         if m < 1 or m > 256 or m & (m - 1):
             raise L.TgvValueError("tgv_gemm.tune: ms=%r: every M must be a power of two in [1, 256]" % (ms,),
                                   L.ERROR_INVALID_ARGUMENT)
+    check_neighbours(neighbours, "tgv_gemm.tune")
     device = torch.device("cuda", torch.cuda.current_device() if device is None else device)
     props = torch.cuda.get_device_properties(device)
     desc = L.describe_device(device.index)
@@ -112,6 +138,10 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
     # default stream, which would order itself after other threads' blocking
     # streams.
     with torch.cuda.device(device), torch.cuda.stream(torch.cuda.Stream(device)):
+        spacer, spacer_us = None, 0.0
+        if neighbours == "kernels":
+            spacer = torch.zeros(1, device=device)
+            spacer_us = _time_graph(lambda i: spacer.add_(1.0), 40, replays)
         for n, k in shapes:
             w_bytes = n * k * 2
             copies = max(2, math.ceil(l2_factor * props.L2_cache_size / w_bytes))
@@ -145,7 +175,10 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
                         _ops.run_linear(x, weights[i % copies], b, out, backend, None, None, "tgv_gemm.tune",
                                         options=opts)
 
-                    us = _time_graph(call, calls, replays)
+                    if spacer is None:
+                        us = _time_graph(call, calls, replays)
+                    else:
+                        us = max(_time_graph(_spaced(call, spacer), calls, replays) - spacer_us, 0.0)
                     if backend == "cublas":
                         cublas_us = us
                     if best is None or us < best["us"]:

@@ -66,8 +66,9 @@ def tuner(monkeypatch, tmp_path):
     tmp_path/tuning.json."""
     calls = []
 
-    def fake_tune(shapes, ms, *, path=None, bias=False, replays=7, verbose=True, **kw):
-        calls.append({"shapes": list(shapes), "ms": list(ms), "path": path, "bias": bias, "replays": replays})
+    def fake_tune(shapes, ms, *, path=None, bias=False, replays=7, verbose=True, neighbours="kernels", **kw):
+        calls.append({"shapes": list(shapes), "ms": list(ms), "path": path, "bias": bias, "replays": replays,
+                      "neighbours": neighbours})
         return [{"n": n, "k": k, "m": m, "backend": "tgv", "tactic": 3, "split_k": 2, "stages": 0, "us": 10.0,
                  "cublas_us": 12.0} for n, k in shapes for m in ms]
 
@@ -109,8 +110,9 @@ def test_records_shapes_bucketed_and_counted(launches, tuner):
     assert block.shapes == {(4096, 1024): [1, 4, 8], (1024, 4096): [8]}
     # One tuner call a shape, at that shape's recorded buckets, writing nothing itself.
     assert tuner == [
-        {"shapes": [(4096, 1024)], "ms": [1, 4, 8], "path": "", "bias": False, "replays": 7},
-        {"shapes": [(1024, 4096)], "ms": [8], "path": "", "bias": False, "replays": 7},
+        {"shapes": [(4096, 1024)], "ms": [1, 4, 8], "path": "", "bias": False, "replays": 7,
+         "neighbours": "kernels"},
+        {"shapes": [(1024, 4096)], "ms": [8], "path": "", "bias": False, "replays": 7, "neighbours": "kernels"},
     ]
 
 
@@ -146,6 +148,7 @@ def test_writes_the_librarys_file_merged(launches, tuner, tmp_path):
     assert got == {(8192, 8192, 2): ("tgv", 1, 1), (4096, 1024, 1): ("tgv", 3, 2)}
     assert [e["m"] for e in block.entries] == [1]
     assert tuner[0]["replays"] == 5 and tuner[0]["bias"] is True
+    assert tuner[0]["neighbours"] == "kernels", "by default timed as a model's GEMMs run: between other kernels"
     # A file for another GPU is replaced whole.
     path.write_text(tuning_text("NVIDIA B200", 148, "0.1.0", old))
     with tgv_gemm.autotune():
@@ -309,3 +312,11 @@ def test_a_real_block_tunes_what_ran(tmp_path):
     doc = json.load(open(path))
     assert sorted(e["m"] for e in doc["entries"]) == [1, 2, 8]
     assert all(e["n"] == 1000 and e["k"] == 1024 and e["us"] > 0 for e in doc["entries"])
+
+
+def test_neighbours_is_passed_on_and_checked(launches, tuner):
+    with tgv_gemm.autotune(neighbours="self"):
+        run(1, 4096, 1024)
+    assert [c["neighbours"] for c in tuner] == ["self"]
+    with pytest.raises(ValueError, match="neighbours='chain': expected 'kernels'"):
+        tgv_gemm.autotune(neighbours="chain")

@@ -135,6 +135,11 @@ def test_m_must_be_a_bucket():
         tgv_gemm.tune([(256, 256)], ms=[3], path="")
 
 
+def test_neighbours_must_be_known():
+    with pytest.raises(ValueError, match=r"tgv_gemm.tune: neighbours='pdl': expected 'kernels' .* or 'self'"):
+        tgv_gemm.tune([(256, 256)], ms=[1], path="", neighbours="pdl")
+
+
 def test_reload_tuning_succeeds():
     # Without a GPU no device has read the file yet: nothing to re-read.
     assert tgv_gemm.reload_tuning() is None
@@ -155,9 +160,11 @@ def test_writing_the_librarys_file_reloads_it(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_a_short_tuning_run(tmp_path):
+@pytest.mark.parametrize("neighbours", ["kernels", "self"])
+def test_a_short_tuning_run(tmp_path, neighbours):
     path = str(tmp_path / "tuning.json")
-    entries = tgv_gemm.tune([(1000, 1024)], ms=[1, 64], path=path, replays=3, l2_factor=1.0, verbose=False)
+    entries = tgv_gemm.tune([(1000, 1024)], ms=[1, 64], path=path, replays=3, l2_factor=1.0, verbose=False,
+                            neighbours=neighbours)
     assert [e["m"] for e in entries] == [1, 64]
     doc = json.load(open(path))
     props = torch.cuda.get_device_properties(0)
