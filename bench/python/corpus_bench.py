@@ -17,9 +17,12 @@ implementation; per (M, implementation) first one call on copy 0 checked against
 fp32 reference (F.linear on the fp32 upcasts, TF32 off) element-wise,
 |out - ref| <= 1e-2 + 1e-2 |ref| (outputs ~N(0, 1): W ~ N(0, 1/K), x ~ N(0, 1)),
 then `calls` back-to-back calls, call i on copy i % copies, captured in one CUDA
-graph (thread-local capture mode) and replayed --replays times back to back, each
-replay between its own pair of events; the median replay / calls is the time per
-call. `calls` makes a replay last ~300 us, so a replay's own launch is ~1%.
+graph per implementation (thread-local capture mode); the point's graphs are
+replayed in --replays interleaved rounds (each round replays every
+implementation's graph once, in an order rotated round by round, so a drift of
+the GPU lands on all of them), each replay between its own pair of events; an
+implementation's median replay / calls is its time per call. `calls` makes a
+replay last ~300 us, so a replay's own launch is ~1%.
 Ratios vs torch are torch us / backend us: above 1 is faster than F.linear.
 
 Stream floor: the time per launch of tgv-bench's read-only kernel over the same
@@ -157,6 +160,49 @@ def time_graph(torch, fn, calls, replays, warm=(0,)):
     us = statistics.median(start.elapsed_time(end) for start, end in pairs) * 1e3 / calls
     del graph
     return us
+
+
+def time_graphs(torch, fns, calls, replays, warm=(0,)):
+    """time_graph for several implementations at once, interleaved: one graph
+    each, then `replays` rounds, each replaying every graph once (between its own
+    events, no host sync), round r starting at implementation r mod n, so that a
+    drift of the GPU's clocks or of the memory lands on all of them alike. The
+    median us per call of each, in the order of `fns`."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    graphs = []
+    with torch.cuda.stream(side):
+        for fn in fns:
+            for i in warm:
+                fn(i)
+        side.synchronize()
+        for fn in fns:
+            graph = torch.cuda.CUDAGraph()
+            graph.capture_begin(capture_error_mode="thread_local")
+            try:
+                for i in range(calls):
+                    fn(i)
+            finally:
+                graph.capture_end()
+            graphs.append(graph)
+    torch.cuda.current_stream().wait_stream(side)
+    for graph in graphs:
+        graph.replay()  # upload, first touch
+    n = len(graphs)
+    events = [[] for _ in graphs]
+    for r in range(replays):
+        for j in range(n):
+            which = (r + j) % n
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graphs[which].replay()
+            end.record()
+            events[which].append((start, end))
+    events[(replays - 1 + n - 1) % n][-1][1].synchronize()
+    torch.cuda.synchronize()
+    out = [statistics.median(s.elapsed_time(e) for s, e in pairs) * 1e3 / calls for pairs in events]
+    del graphs
+    return out
 
 
 def stream_floors_from_bench(bench, shapes, replays):
@@ -364,6 +410,7 @@ def main(argv=None):
                    "weight_mb": w_bytes / 1e6, "rotation_mb": copies * w_bytes / 1e6, "copies": copies,
                    "calls": calls, "l2_bytes": l2, "floor_us": floor_us, "plan": plan_text(tgv_gemm, tactics, x,
                                                                                            weights[0])}
+            timed = []
             for name in IMPLS:
                 fn = impl_fns[name]
                 row[name + "_us"] = None
@@ -385,10 +432,13 @@ def main(argv=None):
                     def call(i, fn=fn):
                         fn(x, weights[i % copies])
                         spacer.add_(1.0)
-                    row[name + "_us"] = time_graph(torch, call, calls, args.replays, warm) - spacer_us
                 else:
-                    row[name + "_us"] = time_graph(torch, lambda i, fn=fn: fn(x, weights[i % copies]), calls,
-                                                   args.replays, warm)
+                    def call(i, fn=fn):
+                        fn(x, weights[i % copies])
+                timed.append((name, call))
+            # Every implementation of the point in interleaved rounds (time_graphs).
+            for (name, _), us in zip(timed, time_graphs(torch, [c for _, c in timed], calls, args.replays, warm)):
+                row[name + "_us"] = us - spacer_us
             rows.append(row)
         del weights, w_ref
         torch.cuda.empty_cache()
@@ -425,7 +475,8 @@ def main(argv=None):
                                                                    len(shapes), ",".join(map(str, args.m)),
                                                                    len(rows), elapsed))
     print("- method: per shape weight copies totalling >= %.0fx L2 (<= %d), calls of ~%d us per replay in one CUDA "
-          "graph, median of %d back-to-back replays, us per call; each output checked first against fp32, "
+          "graph per implementation, median of %d interleaved rounds of replays, us per call; each output checked "
+          "first against fp32, "
           "|out - ref| <= %g + %g |ref|" % (args.l2_factor, MAX_COPIES, REPLAY_TARGET_S * 1e6, args.replays, ATOL,
                                             RTOL))
     print("- stream floor: %s" % floor_kind)
