@@ -450,6 +450,15 @@ class QkvState(FusionState):
             lo = hi
         self.local = threading.local()  # .x, .version, .y, .pending (ids of the linears yet to take theirs)
 
+    # A deep copy's linears are other objects with cloned weights: the copy knows none
+    # of them, so each runs its own GEMM (patch the copy to fuse it), and it holds no
+    # merged weight of its own. The per-thread outputs are never copied (a
+    # threading.local cannot be).
+    def __deepcopy__(self, memo):
+        twin = QkvState.__new__(QkvState)
+        twin.__dict__.update(self.__dict__, weight=None, bias=None, columns={}, ptrs={}, local=threading.local())
+        return twin
+
 
 def _ptrs1(lin):
     return lin.weight.data_ptr(), 0 if lin.bias is None else lin.bias.data_ptr()
@@ -471,7 +480,7 @@ def forward_qkv(self, x):
     if not _patch._use_tgv(x, w):
         return _patch._F_linear(x, w, self.bias)
     me = id(self)
-    if _is_compiling() or _ptrs1(self) != st.ptrs[me]:
+    if _is_compiling() or _ptrs1(self) != st.ptrs.get(me):
         return _patch._tgv_linear(x, w, self.bias, backend=st.backend)
     loc = st.local
     if getattr(loc, "x", None) is x and me in loc.pending and loc.version == _version(x):

@@ -247,6 +247,60 @@ def test_autograd_and_other_dtypes_run_f_linear(cpu_launch):
     assert cpu_launch == []
 
 
+def patched_with_reference():
+    """(net fused by patch(), x, net(x) before the patch)."""
+    net = make()
+    x = torch.randn(3, 64).to(BF16)
+    with torch.no_grad():
+        ref = net(x)
+    tgv_gemm.patch(net)
+    return net, x, ref
+
+
+def test_a_deepcopy_runs_each_projection_alone(cpu_launch):
+    import copy
+
+    net, x, ref = patched_with_reference()
+    twin = copy.deepcopy(net)
+    assert twin.attns[0].q_proj.__dict__[_fusers.QKV].weight is None, "the copy holds no merged weight"
+    with torch.no_grad():
+        torch.testing.assert_close(twin(x), ref, rtol=0, atol=0)
+    assert len(cpu_launch) == 2 * 4, "the copy's linears are not the merged weight's views: each runs its own"
+    del cpu_launch[:]
+    with torch.no_grad():
+        net(x)
+    assert len(cpu_launch) == 2 * 2, "the original is still fused"
+
+
+def test_an_unpatched_model_pickles_with_its_merged_weights(cpu_launch):
+    import io
+
+    net = make()
+    x = torch.randn(3, 64).to(BF16)
+    handle = tgv_gemm.patch(net)
+    with torch.no_grad():
+        ref = net(x)
+    handle.unpatch()  # a patched model does not pickle (its forwards are bound methods): save after unpatch
+    buf = io.BytesIO()
+    torch.save(net, buf)
+    buf.seek(0)
+    twin = torch.load(buf, weights_only=False)
+    a = twin.attns[0]
+    assert a.k_proj.weight.data_ptr() == a.q_proj.weight.data_ptr() + NQ * HIDDEN * ELT, "still one storage"
+    tgv_gemm.patch(twin)
+    assert not a.q_proj.__dict__[_fusers.QKV].copied, "the loaded views are merged in place"
+    with torch.no_grad():
+        torch.testing.assert_close(twin(x), ref, rtol=0, atol=0)
+
+
+def test_torch_compile_runs_each_projection_alone(cpu_launch):
+    net, x, ref = patched_with_reference()
+    compiled = torch.compile(net, backend="eager", fullgraph=True)
+    with torch.inference_mode():
+        torch.testing.assert_close(compiled(x), ref, rtol=0, atol=0)
+    assert len(cpu_launch) == 2 * 4
+
+
 @pytest.mark.parametrize("attn, why", [
     (CrossAttention(), "CrossAttention: its forward calls q_proj, k_proj and v_proj on different inputs (context, h)"),
     (Rebinding(), "Rebinding: its forward rebinds h"),
