@@ -7,8 +7,11 @@
 // kernel: its span on the GPU, the gap to the next kernel, and per CTA the
 // launch skew, the first load's latency, the stream, the epilogue.
 //
-//   tgv-trace N K M split_k stages pdl [count [hints]]
+//   tgv-trace N K M split_k stages pdl [count [hints [spacer]]]
 //   hints 1 (default): W evict-first, x evict-last, as the library; 0: no hints
+//   spacer 1: a one-thread kernel after every GEMM, launched without PDL, as a
+//   GEMM sits between a norm and attention inside a model (perf-notes §18); the
+//   gap to the next GEMM then includes it (its time alone is printed)
 //
 // The variants of perf-notes §10 (launch_dependents at entry; an L2 prefetch
 // of each CTA's whole W slice) were kernel edits at commit 5855d2c, since
@@ -89,6 +92,8 @@ struct TraceHooks {
 };
 
 
+__global__ void spacer_kernel(int* counter) { *counter += 1; }
+
 __global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ seed;
@@ -106,7 +111,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 7) {
-    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count]\n");
+    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer]]]\n");
     return 2;
   }
   const int n = std::atoi(argv[1]), k = std::atoi(argv[2]), m = std::atoi(argv[3]);
@@ -114,6 +119,7 @@ int main(int argc, char** argv) {
   const bool pdl = std::atoi(argv[6]) != 0;
   const int count = argc > 7 ? std::atoi(argv[7]) : 64;
   const bool hints = argc > 8 ? std::atoi(argv[8]) != 0 : true;
+  const bool spacer = argc > 9 && std::atoi(argv[9]) != 0;
   if (m > T::kCtaN || k % 128 != 0 || stages < 2 || stages > detail::kMaxStages) {
     std::fprintf(stderr, "need M <= %d, K %% 128 == 0, stages in [2, %d]\n", T::kCtaN, detail::kMaxStages);
     return 2;
@@ -168,30 +174,39 @@ int main(int argc, char** argv) {
   cudaStream_t stream;
   TGV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
-  cudaGraph_t graph;
-  TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < count; ++i) {
+  int* counter;
+  TGV_CUDA_CHECK(cudaMalloc(&counter, sizeof(int)));
+  // The median us per iteration of `count` iterations of enqueue() in one graph (7 replays).
+  auto time_graph = [&](auto enqueue) {
+    cudaGraph_t graph;
+    TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < count; ++i) enqueue(i);
+    TGV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    TGV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaEvent_t e0, e1;
+    TGV_CUDA_CHECK(cudaEventCreate(&e0));
+    TGV_CUDA_CHECK(cudaEventCreate(&e1));
+    std::vector<double> us;
+    for (int r = 0; r < 7; ++r) {
+      TGV_CUDA_CHECK(cudaEventRecord(e0, stream));
+      TGV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      TGV_CUDA_CHECK(cudaEventRecord(e1, stream));
+      TGV_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms;
+      TGV_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      us.push_back(ms * 1e3 / count);
+    }
+    return us;
+  };
+  const double spacer_us = spacer ? median(time_graph([&](int) { spacer_kernel<<<1, 1, 0, stream>>>(counter); }))
+                                  : 0.0;
+  const std::vector<double> per_gemm = time_graph([&](int i) {
     const TraceHooks hooks{trace + size_t(i) * ctas * kTraceSlots, hints};
     detail::launch_kernel(kernel, grid, dim3(T::kThreads), size_t(smem), stream, pdl, unsigned(split),
                           maps_w[i % copies], map_x, p, hooks);
-  }
-  TGV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec;
-  TGV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-
-  cudaEvent_t e0, e1;
-  TGV_CUDA_CHECK(cudaEventCreate(&e0));
-  TGV_CUDA_CHECK(cudaEventCreate(&e1));
-  std::vector<double> per_gemm;
-  for (int r = 0; r < 7; ++r) {
-    TGV_CUDA_CHECK(cudaEventRecord(e0, stream));
-    TGV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    TGV_CUDA_CHECK(cudaEventRecord(e1, stream));
-    TGV_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms;
-    TGV_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    per_gemm.push_back(ms * 1e3 / count);
-  }
+    if (spacer) spacer_kernel<<<1, 1, 0, stream>>>(counter);
+  });
   std::vector<uint64_t> h(trace_words);
   TGV_CUDA_CHECK(cudaMemcpy(h.data(), trace, trace_words * 8, cudaMemcpyDeviceToHost));
 
@@ -206,10 +221,13 @@ int main(int argc, char** argv) {
                         double(r[kTraceExitNs] - r[kTraceEntryNs]));
     }
   const double ghz = median(rates);
-  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d: %d CTAs, %d GEMMs per graph, %d weight copies\n",
-              n, k, m, split, stages, int(pdl), int(hints), ctas, count, copies);
-  std::printf("graph replay: %.2f us per GEMM (median of 7); W %.1f MB; SM clock %.2f GHz (clock64/globaltimer)\n",
-              median(per_gemm), w_elems * 2 / 1e6, ghz);
+  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d spacer=%d: %d CTAs, %d GEMMs per graph, "
+              "%d weight copies\n",
+              n, k, m, split, stages, int(pdl), int(hints), int(spacer), ctas, count, copies);
+  std::printf("graph replay: %.2f us per GEMM (median of 7)%s; W %.1f MB; SM clock %.2f GHz (clock64/globaltimer)\n",
+              median(per_gemm) - spacer_us, spacer ? ", a spacer after each, its time alone subtracted" : "",
+              w_elems * 2 / 1e6, ghz);
+  if (spacer) std::printf("spacer kernel alone: %.2f us\n", spacer_us);
   std::printf("kernel  span_us  gap_to_next_us  skew_med  skew_max  |  per CTA, median (max) us: entry->1st issue  "
               "1st issue->1st full  1st->last full  last full->exit  entry->last issue\n");
   std::vector<double> spans, gaps, skews, lat, stream_us, epi, trig;
