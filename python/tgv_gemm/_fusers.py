@@ -271,15 +271,22 @@ def _adjacent(a, b):
             and b.storage_offset() == a.storage_offset() + a.numel())
 
 
+def _merged_all(parts):
+    """[a; b; ...] along dim 0 as one contiguous tensor: a view where the parts
+    already are one (copied=False), else a concatenation (copied=True)."""
+    parts = [p.detach() for p in parts]
+    if all(_adjacent(a, b) for a, b in zip(parts, parts[1:])):
+        a = parts[0]
+        shape = (sum(p.shape[0] for p in parts),) + tuple(a.shape[1:])
+        strides = (a.shape[1], 1) if a.dim() == 2 else (1,)
+        return a.as_strided(shape, strides, a.storage_offset()), False
+    return torch.cat(parts, 0), True
+
+
 def _merged(a, b):
     """[a; b] along dim 0 as one contiguous tensor: a view where a and b already
     are one (copied=False), else a new concatenation (copied=True)."""
-    a, b = a.detach(), b.detach()
-    if _adjacent(a, b):
-        shape = (a.shape[0] + b.shape[0],) + tuple(a.shape[1:])
-        strides = (a.shape[1], 1) if a.dim() == 2 else (1,)  # weights [N, K], biases [N]
-        return a.as_strided(shape, strides, a.storage_offset()), False
-    return torch.cat([a, b], 0), True
+    return _merged_all([a, b])
 
 
 def _rebind(param, view):
@@ -493,18 +500,6 @@ def forward_qkv(self, x):
         loc.x = loc.y = None
     lo, hi = st.columns[me]
     return y[..., lo:hi]
-
-
-def _merged_all(parts):
-    """[a; b; ...] along dim 0 as one contiguous tensor: a view where the parts
-    already are one (copied=False), else a concatenation (copied=True)."""
-    parts = [p.detach() for p in parts]
-    if all(_adjacent(a, b) for a, b in zip(parts, parts[1:])):
-        a = parts[0]
-        shape = (sum(p.shape[0] for p in parts),) + tuple(a.shape[1:])
-        strides = (a.shape[1], 1) if a.dim() == 2 else (1,)
-        return a.as_strided(shape, strides, a.storage_offset()), False
-    return torch.cat(parts, 0), True
 
 
 def qkv(name, module, backend):
