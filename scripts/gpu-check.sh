@@ -11,7 +11,8 @@
 #   GTEST_FILTER   restricts the GPU tests (gtest's own variable)
 #   TESTS=0|1 [1]  the GPU tests, the example and the SASS census (0: a performance-only call)
 #   PERF=0|1 [0]   from the repository root: the untuned corpus bench against torch
-#                  (bench/python/corpus_bench.py, ~3 min), the end-to-end decode step
+#                  (bench/python/corpus_bench.py, ~1 min), the same with each call between
+#                  other kernels (--isolated, as inside a model, ~1.5 min), the end-to-end decode step
 #                  (bench/python/e2e_decode.py --quick, ~3 min), tgv-bench --mode chain and
 #                  bench/experiments/cublas_vs_torch.py; results in $OUT
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
@@ -90,6 +91,8 @@ if [ "${PERF:-0}" = 1 ]; then
   untuned=$(mktemp -d)/no-such-tuning.json
   step corpus env TGV_TUNING_FILE="$untuned" "${py[@]}" python3 bench/python/corpus_bench.py \
     --tgv-bench "$bin/tgv-bench" --csv "$logs/corpus_py.csv"
+  step corpus-isolated env TGV_TUNING_FILE="$untuned" "${py[@]}" python3 bench/python/corpus_bench.py \
+    --tgv-bench "$bin/tgv-bench" --isolated --csv "$logs/corpus_isolated.csv"
   step e2e "${py[@]}" python3 bench/python/e2e_decode.py --quick --csv "$logs/e2e_decode.csv"
   step chain env TGV_TUNING_FILE="$untuned" "$bin/tgv-bench" --mode chain --m 1,4,16
   step cublas-vs-torch "${py[@]}" python3 bench/experiments/cublas_vs_torch.py

@@ -269,7 +269,7 @@ def parse_args(argv):
     p.add_argument("--isolated", action="store_true",
                    help="each timed call followed by a one-element torch kernel, as between a model's norms and "
                         "attention (no PDL neighbour); that kernel's own time, measured alone, is subtracted "
-                        "(docs/perf-notes.md section 16; not yet run)")
+                        "(docs/perf-notes.md sections 16 and 18)")
     args = p.parse_args(argv)
     if args.replays < 3:
         p.error("--replays must be >= 3")
