@@ -221,25 +221,42 @@ def activation_kind(act, device):
 # ---- the fused forward -------------------------------------------------------------
 
 
+def _rows_of(t, base, lo, hi):
+    """t is rows [lo, hi) of `base` in place (a view at that offset), or both are
+    None. What says a merge still holds: a rebound weight, a deep copy's clones or
+    a concatenation elsewhere do not; a model saved and loaded whole does (torch.save
+    writes views of one storage as views of one storage)."""
+    if base is None or t is None:
+        return base is None and t is None
+    return (t.data_ptr() == base.data_ptr() + lo * base.stride(0) * base.element_size()
+            and t.shape[0] == hi - lo and t.dtype == base.dtype)
+
+
 class GatedState(FusionState):
     """What a fused module keeps (instance attribute STATE): the merged weight
-    and bias, the activation, the backend, and the views' pointers that say the
-    merge still holds."""
+    and bias, the activation and the backend."""
 
-    def __init__(self, weight, bias, kind, backend, gate, up, copied):
+    def __init__(self, weight, bias, kind, backend, copied):
         self.weight = weight
         self.copied = copied  # False: the weights were already one tensor (a second patch)
         self.bias = bias
         self.kind = kind
         self.backend = backend
         self.covers = ("gate_proj", "up_proj")
-        self.ptrs = _ptrs(gate, up)
 
+    def holds(self, gate, up):
+        """gate's and up's weights and biases are still the two halves of the merged ones."""
+        i = gate.weight.shape[0]
+        n = i + up.weight.shape[0]
+        return (_rows_of(gate.weight, self.weight, 0, i) and _rows_of(up.weight, self.weight, i, n)
+                and _rows_of(gate.bias, self.bias, 0, i) and _rows_of(up.bias, self.bias, i, n))
 
-def _ptrs(gate, up):
-    g, u = gate.bias, up.bias
-    return (gate.weight.data_ptr(), up.weight.data_ptr(), g.data_ptr() if g is not None else 0,
-            u.data_ptr() if u is not None else 0)
+    # A deep copy's linears hold clones: it runs the module's own forward (patch the copy
+    # to fuse it) and keeps no merged weight of its own.
+    def __deepcopy__(self, memo):
+        twin = GatedState.__new__(GatedState)
+        twin.__dict__.update(self.__dict__, weight=None, bias=None)
+        return twin
 
 
 # What the fused forward launches, by kind (the CPU tests put stand-ins here).
@@ -255,7 +272,7 @@ def forward_gated(self, x):
         (x.is_cuda or x.device.type in _patch._DEVICE_TYPES)
         and x.dtype is _BF16
         and not (_grad_enabled() and (x.requires_grad or gate.weight.requires_grad or up.weight.requires_grad))
-        and (_is_compiling() or _ptrs(gate, up) == st.ptrs)  # dynamo cannot trace data_ptr()
+        and (_is_compiling() or st.holds(gate, up))  # dynamo cannot trace data_ptr()
     ):
         return self.down_proj(LAUNCH[st.kind](x, st.weight, st.bias, backend=st.backend))
     return type(self).forward(self, x)
@@ -362,7 +379,7 @@ def gated_mlp(name, module, backend):
         if b is not None:
             _rebind(gate.bias, b[:i])
             _rebind(up.bias, b[i:])
-        return {STATE: GatedState(w, b, kind, backend, gate, up, copied)}
+        return {STATE: GatedState(w, b, kind, backend, copied)}
 
     what = "gate_proj+up_proj+%s: %s_linear over one %dx%d weight" % (
         kind, EPILOGUE[kind], 2 * gw.shape[0], gw.shape[1])
@@ -437,9 +454,9 @@ def attention_mismatch(forward):
 
 class QkvState(FusionState):
     """The three linears' shared state (attribute QKV on each): the merged
-    weight and bias, each linear's columns and the pointers of its views (which
-    say the merge still holds for it), and per thread the last merged output
-    with its input."""
+    weight and bias, each projection's columns, and per thread the last merged
+    output with its input. A linear finds its columns by where its weight is
+    (_rows_of): a rebound weight is no projection of the merge any more."""
 
     def __init__(self, weight, bias, backend, linears, into, copied):
         self.weight = weight
@@ -447,28 +464,33 @@ class QkvState(FusionState):
         self.backend = backend
         self.copied = copied
         self.into = into
-        self.columns = {}  # id(linear) -> (first column, end)
-        self.ptrs = {}  # id(linear) -> its weight's and bias's data_ptr as merged
+        self.columns = []  # (first column, end) of q, k, v
         lo = 0
         for lin in linears:
-            hi = lo + lin.weight.shape[0]
-            self.columns[id(lin)] = (lo, hi)
-            self.ptrs[id(lin)] = _ptrs1(lin)
-            lo = hi
-        self.local = threading.local()  # .x, .version, .y, .pending (ids of the linears yet to take theirs)
+            self.columns.append((lo, lo + lin.weight.shape[0]))
+            lo += lin.weight.shape[0]
+        self.local = threading.local()  # .x, .version, .y, .pending (the projections yet to take theirs)
 
-    # A deep copy's linears are other objects with cloned weights: the copy knows none
-    # of them, so each runs its own GEMM (patch the copy to fuse it), and it holds no
-    # merged weight of its own. The per-thread outputs are never copied (a
-    # threading.local cannot be).
+    def role(self, lin):
+        """Which projection of the merge `lin` still is (0, 1, 2), or None."""
+        for j, (lo, hi) in enumerate(self.columns):
+            if _rows_of(lin.weight, self.weight, lo, hi) and _rows_of(lin.bias, self.bias, lo, hi):
+                return j
+        return None
+
+    # A deep copy's linears hold clones: each runs its own GEMM (patch the copy to fuse
+    # it) and the copy keeps no merged weight of its own. The per-thread outputs are
+    # never copied nor saved (a threading.local cannot be).
     def __deepcopy__(self, memo):
         twin = QkvState.__new__(QkvState)
-        twin.__dict__.update(self.__dict__, weight=None, bias=None, columns={}, ptrs={}, local=threading.local())
+        twin.__dict__.update(self.__dict__, weight=None, bias=None, local=threading.local())
         return twin
 
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "local"}
 
-def _ptrs1(lin):
-    return lin.weight.data_ptr(), 0 if lin.bias is None else lin.bias.data_ptr()
+    def __setstate__(self, state):
+        self.__dict__.update(state, local=threading.local())
 
 
 def _version(x):
@@ -486,15 +508,15 @@ def forward_qkv(self, x):
     w = self.weight
     if not _patch._use_tgv(x, w):
         return _patch._F_linear(x, w, self.bias)
-    me = id(self)
-    if _is_compiling() or _ptrs1(self) != st.ptrs.get(me):
+    me = None if _is_compiling() else st.role(self)
+    if me is None:
         return _patch._tgv_linear(x, w, self.bias, backend=st.backend)
     loc = st.local
     if getattr(loc, "x", None) is x and me in loc.pending and loc.version == _version(x):
         y = loc.y
     else:
         y = _patch._tgv_linear(x, st.weight, st.bias, backend=st.backend)
-        loc.x, loc.version, loc.y, loc.pending = x, _version(x), y, set(st.columns)
+        loc.x, loc.version, loc.y, loc.pending = x, _version(x), y, set(range(len(st.columns)))
     loc.pending.discard(me)
     if not loc.pending:  # all three have theirs: hold neither tensor past the attention
         loc.x = loc.y = None

@@ -4,9 +4,10 @@
     print(handle.summary())             # how many patched and fused, how many skipped and why
     handle.unpatch()                    # every forward as before (merged weights stay merged)
 
-The swap sets an instance attribute `forward` on each patched module (a bound
-method of this file), so nn.Module.__call__, hooks, state_dict, deepcopy and
-torch.compile see an ordinary module; the weights are the module's own
+The swap sets an instance attribute `forward` on each patched module (a
+function of this file bound to it: _Bound, which pickles), so
+nn.Module.__call__, hooks, state_dict, deepcopy, torch.save and torch.compile
+see an ordinary module; the weights are the module's own
 (nothing copied, nothing cast; a fusion merges two weights once, see below).
 Taking the attribute away restores the class's forward.
 
@@ -30,8 +31,8 @@ q_proj/k_proj/v_proj into one GEMM over a merged [q; k; v] weight, each linear
 returning its columns of the one output; the attention's forward stays).
 """
 
-import functools
-import types
+
+import inspect
 
 import torch
 import torch.nn.functional as F
@@ -102,21 +103,55 @@ def _forward_auto(self, x):
     return _F_linear(x, w, self.bias)
 
 
-@functools.lru_cache(maxsize=None)  # one function per backend, however often patch() runs
+def _forward_tgv(self, x):
+    w = self.weight
+    if _use_tgv(x, w):
+        return _tgv_linear(x, w, self.bias, backend="tgv")
+    return _F_linear(x, w, self.bias)
+
+
+def _forward_cublas(self, x):
+    w = self.weight
+    if _use_tgv(x, w):
+        return _tgv_linear(x, w, self.bias, backend="cublas")
+    return _F_linear(x, w, self.bias)
+
+
+# One module-level function per backend: a saved model names it (see _Bound).
+_FORWARDS = {"auto": _forward_auto, "tgv": _forward_tgv, "cublas": _forward_cublas}
+
+
 def _make_forward(backend):
-    if backend == "auto":
-        return _forward_auto
-
-    def forward(self, x):
-        w = self.weight
-        if _use_tgv(x, w):
-            return _tgv_linear(x, w, self.bias, backend=backend)
-        return _F_linear(x, w, self.bias)
-
-    return forward
+    return _FORWARDS[backend]
 
 
-_OURS = {_forward_auto}  # every forward function this file installs
+_OURS = set(_FORWARDS.values())  # every forward function this file installs (fusers' added by _fuse)
+
+
+class _Bound:
+    """A patched module's forward: `__func__` bound to the module `__self__`, as
+    a method would be, and picklable so that a saved patched model loads patched.
+    (A bound method pickles as getattr(module, func.__name__), which the loaded
+    module does not have: torch.save succeeded and torch.load failed.) This one
+    pickles as (func, module), func by its qualified name; deepcopy binds the
+    copy's function to the copied module."""
+
+    __slots__ = ("__func__", "__self__")
+
+    def __init__(self, func, module):
+        self.__func__ = func
+        self.__self__ = module
+
+    def __call__(self, *args, **kwargs):
+        return self.__func__(self.__self__, *args, **kwargs)
+
+    def __reduce__(self):
+        return (_Bound, (self.__func__, self.__self__))
+
+    @property
+    def __signature__(self):  # as a bound method's: the function's, without the module
+        sig = inspect.signature(self.__func__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
 def _is_ours(module):
@@ -284,7 +319,7 @@ def _fuse(model, handle, backend, include, covered):
             targets = children if fusion.on_children else [(name, module)]
             for target_name, target in targets:
                 target.__dict__.update(state)
-                target.forward = types.MethodType(fusion.forward, target)
+                target.forward = _Bound(fusion.forward, target)
                 handle._modules.append((target_name, target, fusion.forward, tuple(state)))
             handle.fused[name] = fusion.what
             for child_name, child in children:
@@ -357,7 +392,7 @@ def patch(model, *, backend="auto", include=None, fuse=True):
         if why is not None:
             handle.skipped[name] = why
             continue
-        module.forward = types.MethodType(forward, module)
+        module.forward = _Bound(forward, module)
         handle._modules.append((name, module, forward, ()))
         handle.patched.append(name)
     return handle

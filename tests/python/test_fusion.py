@@ -364,6 +364,21 @@ def test_a_deepcopy_of_a_fused_model_computes_the_same(cpu_launch):
     with torch.inference_mode():
         assert torch.equal(twin(x), ref)
     assert fused_launches(cpu_launch) == [], "the copy runs its MLPs' own forwards"
+    assert twin.mlps[0].__dict__[_fusers.STATE].weight is None, "and holds no merged weight of its own"
+
+
+def test_a_saved_fused_model_loads_fused(cpu_launch):
+    from test_patch import saved_and_loaded
+
+    net, x, ref = with_reference()
+    tgv_gemm.patch(net)
+    twin = saved_and_loaded(net)
+    mlp = twin.mlps[0]
+    st = mlp.__dict__[_fusers.STATE]
+    assert mlp.up_proj.weight.data_ptr() == st.weight.data_ptr() + 128 * 64 * ELT, "still views of one weight"
+    with torch.inference_mode():
+        assert torch.equal(twin(x), ref)
+    assert len(fused_launches(cpu_launch)) == 2, "each loaded MLP runs its fused forward"
 
 
 def test_torch_compile_traces_the_fused_forward(cpu_launch):

@@ -272,19 +272,29 @@ def test_a_deepcopy_runs_each_projection_alone(cpu_launch):
     assert len(cpu_launch) == 2 * 2, "the original is still fused"
 
 
-def test_an_unpatched_model_pickles_with_its_merged_weights(cpu_launch):
-    import io
+def test_a_saved_fused_model_loads_fused(cpu_launch):
+    from test_patch import saved_and_loaded
+
+    net, x, ref = patched_with_reference()
+    twin = saved_and_loaded(net)
+    a = twin.attns[0]
+    assert a.k_proj.weight.data_ptr() == a.q_proj.weight.data_ptr() + NQ * HIDDEN * ELT, "still one storage"
+    assert a.q_proj.__dict__[_fusers.QKV] is a.v_proj.__dict__[_fusers.QKV], "one state for the three"
+    with torch.no_grad():
+        torch.testing.assert_close(twin(x), ref, rtol=0, atol=0)
+    assert len(cpu_launch) == 2 * 2, "one merged launch and o_proj per loaded attention"
+
+
+def test_an_unpatched_model_saves_with_its_merged_weights(cpu_launch):
+    from test_patch import saved_and_loaded
 
     net = make()
     x = torch.randn(3, 64).to(BF16)
     handle = tgv_gemm.patch(net)
     with torch.no_grad():
         ref = net(x)
-    handle.unpatch()  # a patched model does not pickle (its forwards are bound methods): save after unpatch
-    buf = io.BytesIO()
-    torch.save(net, buf)
-    buf.seek(0)
-    twin = torch.load(buf, weights_only=False)
+    handle.unpatch()
+    twin = saved_and_loaded(net)
     a = twin.attns[0]
     assert a.k_proj.weight.data_ptr() == a.q_proj.weight.data_ptr() + NQ * HIDDEN * ELT, "still one storage"
     tgv_gemm.patch(twin)

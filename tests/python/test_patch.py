@@ -10,6 +10,7 @@ what they check; the real kernels are the GPU tests'.
 """
 
 import copy
+import inspect
 
 import pytest
 
@@ -231,6 +232,35 @@ def test_a_patched_model_deepcopies_and_keeps_its_state_dict(cpu_launch):
     with torch.no_grad():
         twin.head(torch.randn(2, 64).to(BF16))
     assert cpu_launch == [(twin.head.weight.data_ptr(), "auto")]
+
+
+def saved_and_loaded(model):
+    """torch.save of the whole module, then torch.load: a new model."""
+    import io
+
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=False)
+
+
+def test_a_saved_patched_model_loads_patched(cpu_launch):
+    model = make_model()
+    handle = tgv_gemm.patch(model, backend="tgv")
+    assert str(inspect.signature(model.head.forward)) == "(x)", "as the bound method it replaces"
+    twin = saved_and_loaded(model)
+    fwd = twin.head.__dict__["forward"]
+    assert fwd.__self__ is twin.head and fwd.__func__ is model.head.__dict__["forward"].__func__
+    assert tgv_gemm.patch(twin).skipped["head"] == "already patched"
+    x = torch.randn(2, 64).to(BF16)
+    with torch.no_grad():
+        twin.head(x)
+    assert cpu_launch == [(twin.head.weight.data_ptr(), "tgv")], "the loaded forward routes as the saved one"
+    handle.unpatch()
+    del twin.head.forward  # a loaded model has no handle: taking the attribute away unpatches
+    with torch.no_grad():
+        twin.head(x)
+    assert len(cpu_launch) == 1
 
 
 def test_the_fusion_seam(cpu_launch, monkeypatch):
