@@ -221,42 +221,52 @@ def activation_kind(act, device):
 # ---- the fused forward -------------------------------------------------------------
 
 
-def _rows_of(t, base, lo, hi):
-    """t is rows [lo, hi) of `base` in place (a view at that offset), or both are
-    None. What says a merge still holds: a rebound weight, a deep copy's clones or
-    a concatenation elsewhere do not; a model saved and loaded whole does (torch.save
-    writes views of one storage as views of one storage)."""
-    if base is None or t is None:
-        return base is None and t is None
-    return (t.data_ptr() == base.data_ptr() + lo * base.stride(0) * base.element_size()
-            and t.shape[0] == hi - lo and t.dtype == base.dtype)
+def _row_ptr(base, row):
+    """Where row `row` of the merged tensor `base` starts (0 for no tensor)."""
+    return 0 if base is None else base.data_ptr() + row * base.stride(0) * base.element_size()
+
+
+def _ptrs_of(weight, bias):
+    return weight.data_ptr(), 0 if bias is None else bias.data_ptr()
 
 
 class GatedState(FusionState):
     """What a fused module keeps (instance attribute STATE): the merged weight
-    and bias, the activation and the backend."""
+    and bias, the activation, the backend, and where gate's and up's weights and
+    biases must start for the merge to hold (views at their offsets of the merged
+    tensors: a rebound weight or a deep copy's clones are not; a model saved and
+    loaded whole is, torch.save writing views of one storage as such, and the
+    places are computed again from the loaded merged tensors)."""
 
-    def __init__(self, weight, bias, kind, backend, copied):
+    def __init__(self, weight, bias, kind, backend, rows, copied):
         self.weight = weight
         self.copied = copied  # False: the weights were already one tensor (a second patch)
         self.bias = bias
         self.kind = kind
         self.backend = backend
+        self.rows = rows  # gate's: the first `rows` of the merged weight
         self.covers = ("gate_proj", "up_proj")
+        self._place()
+
+    def _place(self):
+        w, b, i = self.weight, self.bias, self.rows
+        self.expect = None if w is None else (_row_ptr(w, 0), _row_ptr(w, i), _row_ptr(b, 0), _row_ptr(b, i))
 
     def holds(self, gate, up):
-        """gate's and up's weights and biases are still the two halves of the merged ones."""
-        i = gate.weight.shape[0]
-        n = i + up.weight.shape[0]
-        return (_rows_of(gate.weight, self.weight, 0, i) and _rows_of(up.weight, self.weight, i, n)
-                and _rows_of(gate.bias, self.bias, 0, i) and _rows_of(up.bias, self.bias, i, n))
+        g, u = gate.bias, up.bias
+        return (gate.weight.data_ptr(), up.weight.data_ptr(), 0 if g is None else g.data_ptr(),
+                0 if u is None else u.data_ptr()) == self.expect
 
     # A deep copy's linears hold clones: it runs the module's own forward (patch the copy
     # to fuse it) and keeps no merged weight of its own.
     def __deepcopy__(self, memo):
         twin = GatedState.__new__(GatedState)
-        twin.__dict__.update(self.__dict__, weight=None, bias=None)
+        twin.__dict__.update(self.__dict__, weight=None, bias=None, expect=None)
         return twin
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._place()
 
 
 # What the fused forward launches, by kind (the CPU tests put stand-ins here).
@@ -379,7 +389,7 @@ def gated_mlp(name, module, backend):
         if b is not None:
             _rebind(gate.bias, b[:i])
             _rebind(up.bias, b[i:])
-        return {STATE: GatedState(w, b, kind, backend, copied)}
+        return {STATE: GatedState(w, b, kind, backend, gw.shape[0], copied)}
 
     what = "gate_proj+up_proj+%s: %s_linear over one %dx%d weight" % (
         kind, EPILOGUE[kind], 2 * gw.shape[0], gw.shape[1])
@@ -454,9 +464,10 @@ def attention_mismatch(forward):
 
 class QkvState(FusionState):
     """The three linears' shared state (attribute QKV on each): the merged
-    weight and bias, each projection's columns, and per thread the last merged
-    output with its input. A linear finds its columns by where its weight is
-    (_rows_of): a rebound weight is no projection of the merge any more."""
+    weight and bias, each projection's columns and where its weight and bias
+    must start (see GatedState: a linear whose weight is elsewhere is no
+    projection of the merge any more), and per thread the last merged output
+    with its input."""
 
     def __init__(self, weight, bias, backend, linears, into, copied):
         self.weight = weight
@@ -469,21 +480,20 @@ class QkvState(FusionState):
         for lin in linears:
             self.columns.append((lo, lo + lin.weight.shape[0]))
             lo += lin.weight.shape[0]
+        self._place()
         self.local = threading.local()  # .x, .version, .y, .pending (the projections yet to take theirs)
 
-    def role(self, lin):
-        """Which projection of the merge `lin` still is (0, 1, 2), or None."""
-        for j, (lo, hi) in enumerate(self.columns):
-            if _rows_of(lin.weight, self.weight, lo, hi) and _rows_of(lin.bias, self.bias, lo, hi):
-                return j
-        return None
+    def _place(self):
+        w, b = self.weight, self.bias
+        self.roles = {} if w is None else {(_row_ptr(w, lo), _row_ptr(b, lo)): j
+                                           for j, (lo, _) in enumerate(self.columns)}
 
     # A deep copy's linears hold clones: each runs its own GEMM (patch the copy to fuse
     # it) and the copy keeps no merged weight of its own. The per-thread outputs are
     # never copied nor saved (a threading.local cannot be).
     def __deepcopy__(self, memo):
         twin = QkvState.__new__(QkvState)
-        twin.__dict__.update(self.__dict__, weight=None, bias=None, local=threading.local())
+        twin.__dict__.update(self.__dict__, weight=None, bias=None, roles={}, local=threading.local())
         return twin
 
     def __getstate__(self):
@@ -491,6 +501,7 @@ class QkvState(FusionState):
 
     def __setstate__(self, state):
         self.__dict__.update(state, local=threading.local())
+        self._place()
 
 
 def _version(x):
@@ -505,12 +516,12 @@ def forward_qkv(self, x):
     each of them by patch()). A linear whose weight was rebound since the merge
     runs its own GEMM; its columns of a merged output are then never used."""
     st = self.__dict__[QKV]
-    w = self.weight
+    w, b = self.weight, self.bias
     if not _patch._use_tgv(x, w):
-        return _patch._F_linear(x, w, self.bias)
-    me = None if _is_compiling() else st.role(self)
+        return _patch._F_linear(x, w, b)
+    me = None if _is_compiling() else st.roles.get(_ptrs_of(w, b))
     if me is None:
-        return _patch._tgv_linear(x, w, self.bias, backend=st.backend)
+        return _patch._tgv_linear(x, w, b, backend=st.backend)
     loc = st.local
     if getattr(loc, "x", None) is x and me in loc.pending and loc.version == _version(x):
         y = loc.y
