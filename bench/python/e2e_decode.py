@@ -28,8 +28,12 @@ torch.cuda.CUDAGraph and replayed --rounds x --replays times between CUDA
 events: ms per step is the median round / replays, tokens/s is B / that. Each
 replay is a real next step: the cache's position advances on the device, so
 attention reads a few more keys each step (a short context: the GEMMs dominate).
-Columns (torch, tgv and tgv fused alternate batch by batch; the tuned columns are
-compared with the same torch times): torch (F.linear: cuBLAS), tgv untuned
+Columns (torch, tgv, torch merged and tgv fused alternate batch by batch; the tuned
+columns are compared with the same torch times): torch (F.linear: cuBLAS, the model as
+written), torch merged (the engine baseline: the same q/k/v and gate/up merges as tgv
+fused, with F.linear over the merged weights and torch's activation and product: what
+an engine that merges weights gets from cuBLAS; "vs torch merged" in the CSV and after
+the table), tgv untuned
 (patch(model, fuse=False): every linear on its own; no tuning file: the benchmark
 points TGV_TUNING_FILE at a fresh temporary file unless --tuning-file is given),
 tgv fused (patch(model): gate_proj + up_proj + SiLU of every MLP in one
@@ -238,6 +242,35 @@ class Bench:
             del graph
         return statistics.median(times), first
 
+    def run_torch_merged(self, model, batch):
+        """The engine baseline: the merges tgv fused makes (q/k/v, gate/up), with
+        torch's ops: F.linear over the merged weight (cuBLAS), then for the MLP
+        torch's activation and product on the two halves; down_proj, o_proj and
+        the rest F.linear. patch()'s fusers with their launches swapped for
+        those (nothing of tgv_gemm's kernels runs)."""
+        import torch.nn.functional as F
+        import tgv_gemm
+        from tgv_gemm import _fusers, _patch
+
+        def merged(act):
+            def launch(x, w, b=None, **kw):
+                y = F.linear(x, w, b)
+                i = w.shape[0] // 2
+                return act(y[..., :i]) * y[..., i:]
+            return launch
+
+        saved = (_patch._tgv_linear, dict(_fusers.LAUNCH))
+        _patch._tgv_linear = lambda x, w, b=None, **kw: F.linear(x, w, b)
+        _fusers.LAUNCH["silu"] = merged(F.silu)
+        _fusers.LAUNCH["gelu_tanh"] = merged(lambda t: F.gelu(t, approximate="tanh"))
+        handle = tgv_gemm.patch(model)
+        try:
+            return self.run(model, batch)
+        finally:
+            handle.unpatch()
+            _patch._tgv_linear = saved[0]
+            _fusers.LAUNCH.update(saved[1])
+
     def measure(self, model, full_layers, name, columns, layers, results, failed):
         """Columns at one depth, batch by batch (torch and tgv alternate, so a
         drift of the clocks does not favour one); torch's logits are the
@@ -252,6 +285,11 @@ class Bench:
                     ms, logits = self.run(model, batch)
                     results[(layers, batch, "torch")] = (ms, None, None)
                     results[(layers, batch, "logits")] = logits
+                    continue
+                if column == "torch merged":
+                    ms, logits = self.run_torch_merged(model, batch)
+                    results[(layers, batch, column)] = (ms, float((logits - results[(layers, batch, "logits")])
+                                                                  .abs().max()), None)
                     continue
                 handle = tgv_gemm.patch(model, fuse="fused" in column)
                 # q/k/v of a fused attention are checked as linears (each returns its
@@ -401,7 +439,7 @@ def main(argv=None):
                 torch.cuda.empty_cache()  # the originals' blocks, freed by the merge
             print("fused (merged in %.1f s): %s" % (time.monotonic() - t0, handle.summary()))
         results = {}  # (layers, batch, column) -> (ms, logits_diff, checker); (layers, batch, "logits")
-        untuned = ["torch", "tgv"] + ([] if args.no_fuse else ["tgv fused"])
+        untuned = ["torch", "tgv"] + ([] if args.no_fuse else ["torch merged", "tgv fused"])
         tuned = ["tgv tuned"] + ([] if args.no_fuse else ["tgv fused tuned"])
 
         for layers in counts:
@@ -429,13 +467,15 @@ def main(argv=None):
         for layers in counts:
             for batch in args.batches:
                 torch_ms = results[(layers, batch, "torch")][0]
-                for column in ("torch", "tgv", "tgv fused", "tgv tuned", "tgv fused tuned"):
+                merged_ms = results.get((layers, batch, "torch merged"), (None,))[0]
+                for column in ("torch", "torch merged", "tgv", "tgv fused", "tgv tuned", "tgv fused tuned"):
                     if (layers, batch, column) not in results:
                         continue
                     ms, diff, checker = results[(layers, batch, column)]
                     rows.append({
                         "model": name, "layers": layers, "batch": batch, "impl": column,
                         "ms_per_step": ms, "tokens_per_s": batch / (ms / 1e3), "speedup_vs_torch": torch_ms / ms,
+                        "speedup_vs_torch_merged": merged_ms / ms if merged_ms else "",
                         "linears_checked": checker.checked if checker else "",
                         "mlps_checked": checker.checked_mlps if checker else "",
                         "outputs_off": checker.bad if checker else "",
@@ -477,7 +517,8 @@ def print_summary(rows):
     table = {}
     for r in rows:
         table.setdefault((r["model"], r["layers"], r["batch"]), {})[r["impl"]] = r
-    columns = [c for c in ("tgv", "tgv fused", "tgv tuned", "tgv fused tuned") if any(c in t for t in table.values())]
+    columns = [c for c in ("torch merged", "tgv", "tgv fused", "tgv tuned", "tgv fused tuned")
+               if any(c in t for t in table.values())]
     head = "| model | layers | batch | torch ms |"
     for c in columns:
         head += " %s ms | %s / torch |" % (c, c)
@@ -485,7 +526,7 @@ def print_summary(rows):
     print("|---|---:|---:|---:|" + "---:|---:|" * len(columns) + "---:|---:|---:|")
     for (model, layers, batch), cols in table.items():
         t = cols["torch"]
-        ours = [cols[c] for c in columns if c in cols]
+        ours = [cols[c] for c in columns if c in cols and c.startswith("tgv")]
         line = "| %s | %d | %d | %.3f |" % (model, layers, batch, t["ms_per_step"])
         for c in columns:
             r = cols.get(c)
@@ -494,6 +535,13 @@ def print_summary(rows):
         worst = max((r["worst_diff_over_bound"] for r in ours), default=None)
         print(line + " %.0f | %s | %s |" % (t["tokens_per_s"], "%.0f" % best if best is not None else "-",
                                              "%.2f" % worst if worst is not None else "-"))
+    if any("torch merged" in t for t in table.values()):
+        print("\nAgainst the engine baseline (torch over the same merged weights):")
+        for (model, layers, batch), cols in table.items():
+            fused = [c for c in ("tgv fused", "tgv fused tuned") if c in cols and "torch merged" in cols]
+            if fused:
+                print("  %s L=%d B=%d: %s" % (model, layers, batch, ", ".join(
+                    "%s %.3fx" % (c, cols[c]["speedup_vs_torch_merged"]) for c in fused)))
 
 
 if __name__ == "__main__":
