@@ -31,7 +31,6 @@ q_proj/k_proj/v_proj into one GEMM over a merged [q; k; v] weight, each linear
 returning its columns of the one output; the attention's forward stays).
 """
 
-
 import inspect
 
 import torch
@@ -403,3 +402,6 @@ from . import _fusers  # noqa: E402
 
 FUSERS.append(_fusers.gated_mlp)
 FUSERS.append(_fusers.qkv)
+# Known as ours before any fusion in this process: a model loaded with torch.load
+# carries these forwards (patch() then lists its modules as fused, not as wrapped).
+_OURS.update((_fusers.forward_gated, _fusers.forward_qkv))

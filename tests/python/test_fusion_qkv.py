@@ -283,6 +283,8 @@ def test_a_saved_fused_model_loads_fused(cpu_launch):
     with torch.no_grad():
         torch.testing.assert_close(twin(x), ref, rtol=0, atol=0)
     assert len(cpu_launch) == 2 * 2, "one merged launch and o_proj per loaded attention"
+    again = tgv_gemm.patch(twin)
+    assert again.not_fused == {} and again.skipped["attns.0.q_proj"] == "already fused (into attns.0)"
 
 
 def test_an_unpatched_model_saves_with_its_merged_weights(cpu_launch):
