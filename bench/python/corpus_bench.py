@@ -133,33 +133,7 @@ def time_graph(torch, fn, calls, replays, warm=(0,)):
     replays are enqueued back to back (no host sync between), each between events.
     fn(i) for i in `warm` runs first, outside capture: the cuBLASLt backend picks its
     algorithm per pointer alignment and must not do so while capturing."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in warm:  # outside capture: plans, workspaces, first loads
-            fn(i)
-        side.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        # Not torch.cuda.graph(): it runs gc.collect() and empty_cache() per capture,
-        # which over ~8000 captures costs minutes. Thread-local: other threads' CUDA
-        # calls stay legal while this one captures.
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            for i in range(calls):
-                fn(i)
-        finally:
-            graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
-    graph.replay()  # upload, first touch
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(replays)]
-    for start, end in pairs:
-        start.record()
-        graph.replay()
-        end.record()
-    pairs[-1][1].synchronize()
-    us = statistics.median(start.elapsed_time(end) for start, end in pairs) * 1e3 / calls
-    del graph
-    return us
+    return time_graphs(torch, [fn], calls, replays, warm)[0]
 
 
 def time_graphs(torch, fns, calls, replays, warm=(0,)):
@@ -173,11 +147,14 @@ def time_graphs(torch, fns, calls, replays, warm=(0,)):
     graphs = []
     with torch.cuda.stream(side):
         for fn in fns:
-            for i in warm:
+            for i in warm:  # outside capture: plans, workspaces, first loads
                 fn(i)
         side.synchronize()
         for fn in fns:
             graph = torch.cuda.CUDAGraph()
+            # Not torch.cuda.graph(): it runs gc.collect() and empty_cache() per capture,
+            # which over ~8000 captures costs minutes. Thread-local: other threads' CUDA
+            # calls stay legal while this one captures.
             graph.capture_begin(capture_error_mode="thread_local")
             try:
                 for i in range(calls):
