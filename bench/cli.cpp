@@ -53,11 +53,12 @@ options:
   --pdl 0|1        programmatic dependent launch (default 1); the stream floor
                    that the x/stream ratios divide by is launched the same way
   --neighbours kernels|self
-                   --tune only: each timed call followed by a one-thread kernel that
-                   neither waits nor triggers (its time alone subtracted), as a
-                   model's GEMMs sit between norms and attention (kernels, the
-                   default, as tgv_gemm.tune), or calls back to back, each GEMM's
-                   weight stream starting under the previous one's tail (self)
+                   the table and --tune: each timed call (and the stream floor's)
+                   followed by a one-thread kernel that neither waits nor triggers
+                   (its time alone subtracted), as a model's GEMMs sit between norms
+                   and attention (kernels: --tune's default, as tgv_gemm.tune), or
+                   calls back to back, each GEMM's weight stream starting under the
+                   previous one's tail (self: the table's default)
   --bias           add a bias of N elements
   --reps N         timed graph replays; the median is reported (default 9)
   --csv FILE       also write the results as CSV
@@ -149,7 +150,6 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
   // The first option that selected a mode, as typed: a second one that selects
   // another mode is an error naming both.
   std::string mode_option;
-  bool neighbours_given = false;
   const auto select_mode = [&](const std::string& typed) {
     if (!mode_option.empty() && mode_option != typed) {
       *error = typed + " conflicts with " + mode_option + ": they select different modes; give one";
@@ -207,7 +207,7 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
         return CliAction::Error;
       }
       cli->neighbours = value;
-      neighbours_given = true;
+      cli->neighbours_given = true;
     } else if (option == "--csv") {
       cli->csv_path = value;
     } else if (option == "--json") {
@@ -255,8 +255,9 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       cli->reps = static_cast<int>(number);
     }
   }
-  if (neighbours_given && cli->tune_path.empty()) {
-    *error = "--neighbours applies to --tune only (the table and chain modes time their own arrangements)";
+  if (cli->neighbours_given && (cli->mode != Mode::Isolated || cli->validate)) {
+    *error = "--neighbours applies to the table and to --tune (chain and floor time their own arrangements; "
+             "--validate times nothing)";
     return CliAction::Error;
   }
   return CliAction::Run;

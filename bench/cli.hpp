@@ -29,9 +29,11 @@ struct Cli {
   int32_t stages = tgv::kAutoStages;
   bool host_overhead = false;
   std::string tune_path;  // --tune: write the tuning file here
-  // --neighbours: how --tune's timed calls sit in the graph: "kernels" (each
-  // followed by a spacer kernel, as inside a model; the default) or "self" (back to back).
+  // --neighbours: how the timed calls sit in the graph: "kernels" (each followed by
+  // a spacer kernel, as inside a model) or "self" (back to back). The default is
+  // the mode's: kernels for --tune, self for the table.
   std::string neighbours = "kernels";
+  bool neighbours_given = false;
   bool validate = false;  // --validate: the correctness grid and its verdict, no timing
   bool pdl = true;
   bool bias = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "reference.hpp"
 #include "report.hpp"
 #include "shapes.hpp"
+#include "spacer.hpp"
 #include "tgv/tgv.hpp"
 
 namespace {
@@ -145,6 +147,7 @@ int main(int argc, char** argv) {
   for (const BackendChoice& b : cli.backends) info.backends.push_back(b.name);
   info.reps = cli.reps;
   info.pdl = cli.pdl;
+  info.between_kernels = cli.neighbours_given ? cli.neighbours == "kernels" : false;
   info.host_overhead = cli.host_overhead;
   info.min_gemms_per_graph = RotatingBuffers::kMinGemmsPerGraph;
   info.rotation_bytes =
@@ -165,6 +168,8 @@ int main(int argc, char** argv) {
   info.read_gbps = measure_read_bandwidth(kProbeBytes, stream);
 
   const int64_t max_m = *std::max_element(cli.ms.begin(), cli.ms.end());
+  std::unique_ptr<Spacer> spacer;
+  if (info.between_kernels) spacer = std::make_unique<Spacer>(stream, 40, cli.reps);
   std::vector<Row> rows;
   bool failed = false;
   int step = 0;
@@ -174,7 +179,8 @@ int main(int argc, char** argv) {
                                   s + 1, stream);
     const int calls = buffers.gemms_per_graph();
     progress.show(step, shape.model + " " + shape.label + " stream floor");
-    const StreamFloor stream_floor = measure_stream_floor(buffers, calls, cli.reps, info.sm_count, stream);
+    const StreamFloor stream_floor =
+        measure_stream_floor(buffers, calls, cli.reps, info.sm_count, stream, spacer.get());
     for (const int64_t m : cli.ms) {
       const std::string where = shape.model + " " + shape.label + " M=" + std::to_string(m);
       progress.show(step + 1, where + " reference");
@@ -196,7 +202,7 @@ int main(int argc, char** argv) {
       for (const BackendChoice& backend : cli.backends) {
         progress.show(++step, where + " " + backend.name);
         Measurement result = measure(options_for(backend, cli), cli.host_overhead, buffers, m, calls, cli.reps, ref,
-                                     stream);
+                                     stream, spacer.get());
         if (result.outcome == Outcome::Fail || result.outcome == Outcome::Error) {
           failed = true;
           progress.clear();

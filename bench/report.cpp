@@ -80,10 +80,15 @@ void print_report(std::FILE* out, const RunInfo& info, const std::vector<Row>& r
                info.library_version.c_str(), info.gpu.c_str(), info.sm_count, info.l2_bytes / 1048576.0,
                info.read_gbps, info.date_utc.c_str(), info.command.c_str());
   std::fprintf(out,
-               "# us: per GEMM, median of %d CUDA-graph replays, each >= %d back-to-back GEMMs over >= %.0f MiB "
+               "# us: per GEMM, median of %d CUDA-graph replays, each >= %d %s over >= %.0f MiB "
                "of rotating weight copies (fewer GEMMs where a replay reads >= 8 GiB); floor = bytes(W + x + out) / "
                "read bandwidth\n",
-               info.reps, info.min_gemms_per_graph, info.rotation_bytes / 1048576.0);
+               info.reps, info.min_gemms_per_graph,
+               info.between_kernels ? "GEMMs, each followed by a one-thread kernel launched without PDL (its time "
+                                      "alone subtracted; as between a model's norms and attention: --neighbours "
+                                      "kernels)"
+                                    : "back-to-back GEMMs",
+               info.rotation_bytes / 1048576.0);
   std::fprintf(out,
                "# stream: us per launch of a kernel that only reads W (one CTA per SM, equal shares), in the same "
                "graph over the same copies, with PDL and without; x/stream = x us / stream floor %s PDL (--pdl %d)\n",
@@ -189,6 +194,7 @@ bool write_json(const std::string& path, const RunInfo& info, const std::vector<
        << "  \"command\": " << json_string(info.command) << ",\n"
        << "  \"replays\": " << info.reps << ",\n"
        << "  \"pdl\": " << (info.pdl ? "true" : "false") << ",\n"
+       << "  \"neighbours\": " << (info.between_kernels ? "\"kernels\"" : "\"self\"") << ",\n"
        << "  \"min_gemms_per_graph\": " << info.min_gemms_per_graph << ",\n"
        << "  \"rotation_bytes\": " << info.rotation_bytes << ",\n"
        << "  \"results\": [";

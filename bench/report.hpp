@@ -42,6 +42,7 @@ struct RunInfo {
   std::vector<std::string> backends;
   int reps = 0;
   bool pdl = true;             // the run's --pdl: which stream floor the x/stream ratios divide by
+  bool between_kernels = false;  // --neighbours kernels: each timed launch followed by a spacer kernel
   bool host_overhead = false;  // a host-us column per backend
   int min_gemms_per_graph = 0;
   int64_t rotation_bytes = 0;  // the least total of the weight copies a graph cycles through

@@ -8,6 +8,7 @@
 #include "cuda_check.hpp"
 #include "pdl_launch.hpp"
 #include "read_fold.cuh"
+#include "spacer.hpp"
 #include "timing.hpp"
 
 namespace {
@@ -41,7 +42,7 @@ cudaError_t launch(const uint4* w, size_t count, uint32_t* sink, int sm_count, b
 }  // namespace
 
 StreamFloor measure_stream_floor(const RotatingBuffers& buffers, int calls, int reps, int sm_count,
-                                 cudaStream_t stream) {
+                                 cudaStream_t stream, const Spacer* spacer) {
   // K % 8 == 0 for every shape the API takes, so a weight is whole 16-byte words.
   const size_t count = static_cast<size_t>(buffers.n() * buffers.k()) * sizeof(__nv_bfloat16) / sizeof(uint4);
   uint32_t* sink = nullptr;  // [0]: the floor kernel's XOR, [1]: the reference's
@@ -71,13 +72,14 @@ StreamFloor measure_stream_floor(const RotatingBuffers& buffers, int calls, int 
   for (const bool pdl : {true, false}) {
     const GraphTiming t = time_graph(stream, calls, reps, [&](int call) {
       const cudaError_t e = launch(weight(call), count, sink, sm_count, pdl, stream);
+      if (e == cudaSuccess && spacer != nullptr) spacer->launch(stream);
       return e == cudaSuccess ? std::string() : std::string("stream_floor_kernel: ") + cudaGetErrorString(e);
     });
     if (!t.error.empty()) {
       std::fprintf(stderr, "\ntgv-bench: stream floor: %s\n", t.error.c_str());
       std::exit(1);
     }
-    us[pdl ? 0 : 1] = t.median_ms * 1e3 / calls;
+    us[pdl ? 0 : 1] = t.median_ms * 1e3 / calls - (spacer != nullptr ? spacer->us_alone() : 0.0);
   }
   CUDA_CHECK(cudaFree(sink));
   return {us[0], us[1]};

@@ -16,5 +16,8 @@ struct StreamFloor {
 // i reads copy i % sets, as the GEMMs do), median of `reps` replays, with PDL and
 // without. One CTA per SM (grid = `sm_count`), each reading an equal contiguous
 // share of the N x K bf16 weight with 16-byte loads; exits on a CUDA error.
+// With `spacer`, each launch is followed by the spacer kernel and its time alone
+// is subtracted, as measure() does for the GEMMs.
+class Spacer;
 StreamFloor measure_stream_floor(const RotatingBuffers& buffers, int calls, int reps, int sm_count,
-                                 cudaStream_t stream);
+                                 cudaStream_t stream, const Spacer* spacer = nullptr);
