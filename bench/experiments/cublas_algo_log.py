@@ -71,6 +71,9 @@ import tarfile
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from corpus_bench import capture_graph, time_interleaved  # noqa: E402 - bench/python: the corpus bench's timer
+
 # The corpus misses of 2026-12-03, worst first, and (marked) three shapes where ours
 # matched torch at every M, spread through the list so that a run cut short by
 # --budget-s still has one.
@@ -219,48 +222,6 @@ def worker_log(args):
     return 0
 
 
-def make_graph(torch, fn, calls):
-    """fn(0) .. fn(calls - 1) captured in one CUDA graph on a side stream (warm calls
-    first, outside capture: our cuBLASLt plan and workspace, torch's handle)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in range(2):
-            fn(i)
-        side.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        graph.capture_begin(capture_error_mode="thread_local")
-        try:
-            for i in range(calls):
-                fn(i)
-        finally:
-            graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
-    graph.replay()  # upload, first touch
-    torch.cuda.synchronize()
-    return graph
-
-
-def time_interleaved(torch, graphs, calls, rounds, reps):
-    """{impl: [round][rep] us per call}: round r replays the graphs in order rotated by
-    r, each `reps` times back to back between its own events."""
-    names = list(graphs)
-    events = {name: [] for name in names}
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for name in order:
-            pairs = []
-            for _ in range(reps):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                graphs[name].replay()
-                end.record()
-                pairs.append((start, end))
-            events[name].append(pairs)
-    torch.cuda.synchronize()
-    return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
-
-
 def profile_kernels(torch, runs):
     """runs: [(key, fn)] -> {key: [{name, grid, block, us}]}, the GPU kernels each fn
     launched (one eager call, synchronized inside its own profiler range)."""
@@ -333,8 +294,8 @@ def worker_time(args):
                 try:
                     got = outs[name] = impls.call(name, x, weights[0])
                     row[name + "_ulp_max"], row[name + "_ulp_over1"] = bf16_ulp_error(torch, got, ref)
-                    graphs[name] = make_graph(torch, lambda i, name=name, x=x, ws=weights: impls.call(
-                        name, x, ws[i % copies]), calls)
+                    graphs[name] = capture_graph(torch, lambda i, name=name, x=x, ws=weights: impls.call(
+                        name, x, ws[i % copies]), calls, warm=(0, 1))
                     row[name + "_status"] = "ok"
                 except Exception as e:  # one variant failing must not lose the others
                     row[name + "_status"] = "error: %s" % str(e).splitlines()[0][:200]

@@ -128,58 +128,65 @@ def alignment_classes(tensors):
     return sorted(first.values())
 
 
-def time_graph(torch, fn, calls, replays, warm=(0,)):
-    """Median us per call of fn(0) .. fn(calls - 1) captured in one CUDA graph; the
-    replays are enqueued back to back (no host sync between), each between events.
-    fn(i) for i in `warm` runs first, outside capture: the cuBLASLt backend picks its
-    algorithm per pointer alignment and must not do so while capturing."""
-    return time_graphs(torch, [fn], calls, replays, warm)[0]
+def capture_graph(torch, fn, calls, warm=(0,)):
+    """fn(0) .. fn(calls - 1) captured in one CUDA graph on a side stream, replayed
+    once (upload, first touch). fn(i) for i in `warm` runs first, outside capture:
+    plans, workspaces and first loads (the cuBLASLt backend picks its algorithm per
+    pointer alignment and must not do so while capturing)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for i in warm:
+            fn(i)
+        side.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        # Not torch.cuda.graph(): it runs gc.collect() and empty_cache() per capture,
+        # which over ~8000 captures costs minutes. Thread-local: other threads' CUDA
+        # calls stay legal while this one captures.
+        graph.capture_begin(capture_error_mode="thread_local")
+        try:
+            for i in range(calls):
+                fn(i)
+        finally:
+            graph.capture_end()
+    torch.cuda.current_stream().wait_stream(side)
+    graph.replay()
+    return graph
+
+
+def time_interleaved(torch, graphs, calls, rounds, reps=1):
+    """{key: [round][rep] us per call} for the graphs of `graphs` ({key: graph}, each
+    of `calls` calls): round r replays them in an order rotated by r, each `reps`
+    times, every replay between its own events and no host sync between, so that a
+    drift of the GPU's clocks or of the memory lands on all of them alike."""
+    names = list(graphs)
+    events = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            pairs = []
+            for _ in range(reps):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                graphs[name].replay()
+                end.record()
+                pairs.append((start, end))
+            events[name].append(pairs)
+    torch.cuda.synchronize()
+    return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
 
 
 def time_graphs(torch, fns, calls, replays, warm=(0,)):
-    """time_graph for several implementations at once, interleaved: one graph
-    each, then `replays` rounds, each replaying every graph once (between its own
-    events, no host sync), round r starting at implementation r mod n, so that a
-    drift of the GPU's clocks or of the memory lands on all of them alike. The
-    median us per call of each, in the order of `fns`."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    graphs = []
-    with torch.cuda.stream(side):
-        for fn in fns:
-            for i in warm:  # outside capture: plans, workspaces, first loads
-                fn(i)
-        side.synchronize()
-        for fn in fns:
-            graph = torch.cuda.CUDAGraph()
-            # Not torch.cuda.graph(): it runs gc.collect() and empty_cache() per capture,
-            # which over ~8000 captures costs minutes. Thread-local: other threads' CUDA
-            # calls stay legal while this one captures.
-            graph.capture_begin(capture_error_mode="thread_local")
-            try:
-                for i in range(calls):
-                    fn(i)
-            finally:
-                graph.capture_end()
-            graphs.append(graph)
-    torch.cuda.current_stream().wait_stream(side)
-    for graph in graphs:
-        graph.replay()  # upload, first touch
-    n = len(graphs)
-    events = [[] for _ in graphs]
-    for r in range(replays):
-        for j in range(n):
-            which = (r + j) % n
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            graphs[which].replay()
-            end.record()
-            events[which].append((start, end))
-    events[(replays - 1 + n - 1) % n][-1][1].synchronize()
-    torch.cuda.synchronize()
-    out = [statistics.median(s.elapsed_time(e) for s, e in pairs) * 1e3 / calls for pairs in events]
-    del graphs
-    return out
+    """The median us per call of each of `fns` (in their order), each captured as
+    capture_graph does and replayed in `replays` interleaved rounds
+    (time_interleaved)."""
+    graphs = {j: capture_graph(torch, fn, calls, warm) for j, fn in enumerate(fns)}
+    times = time_interleaved(torch, graphs, calls, replays)
+    return [statistics.median(rep for rnd in times[j] for rep in rnd) for j in range(len(fns))]
+
+
+def time_graph(torch, fn, calls, replays, warm=(0,)):
+    """time_graphs of one implementation."""
+    return time_graphs(torch, [fn], calls, replays, warm)[0]
 
 
 def stream_floors_from_bench(bench, shapes, replays):
