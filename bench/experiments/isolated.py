@@ -23,7 +23,7 @@ import torch  # noqa: E402
 
 from tgv_gemm import _lib as L  # noqa: E402
 from tgv_gemm import _ops  # noqa: E402
-from tgv_gemm._tune import _time_graph  # noqa: E402
+from tgv_gemm._tune import _spaced, _time_graph  # noqa: E402
 
 SHAPES = [(5120, 2880), (1280, 2880), (4096, 4096), (6144, 4096), (2112, 7168), (28672, 4096), (4096, 14336),
           (1280, 8192), (8192, 1024), (7168, 8192), (8192, 3584)]
@@ -47,13 +47,7 @@ def main():
     calls = 40
 
     def timed(fn, copies, isolated):
-        if not isolated:
-            return _time_graph(fn, calls, a.replays)
-
-        def with_spacer(i):
-            fn(i)
-            spacer.add_(1.0)
-        return _time_graph(with_spacer, calls, a.replays)
+        return _time_graph(_spaced(fn, spacer) if isolated else fn, calls, a.replays)
 
     alone = _time_graph(lambda i: spacer.add_(1.0), calls, a.replays)
     print("spacer kernel alone: %.2f us" % alone)

@@ -412,13 +412,10 @@ def main(argv=None):
                           % (name, point_name(row), bad, m * n, ATOL, RTOL), file=sys.stderr, flush=True)
                     continue
                 row[name + "_status"] = "ok"
-                if args.isolated:
-                    def call(i, fn=fn):
-                        fn(x, weights[i % copies])
+                def call(i, fn=fn):
+                    fn(x, weights[i % copies])
+                    if args.isolated:
                         spacer.add_(1.0)
-                else:
-                    def call(i, fn=fn):
-                        fn(x, weights[i % copies])
                 timed.append((name, call))
             # Every implementation of the point in interleaved rounds (time_graphs).
             for (name, _), us in zip(timed, time_graphs(torch, [c for _, c in timed], calls, args.replays, warm)):

@@ -120,11 +120,9 @@ def _forward_cublas(self, x):
 _FORWARDS = {"auto": _forward_auto, "tgv": _forward_tgv, "cublas": _forward_cublas}
 
 
-def _make_forward(backend):
-    return _FORWARDS[backend]
-
-
-_OURS = set(_FORWARDS.values())  # every forward function this file installs (fusers' added by _fuse)
+# Every forward function this file installs: the backends', the registered fusers'
+# (below) and any other fuser's (added by _fuse when it applies).
+_OURS = set(_FORWARDS.values())
 
 
 class _Bound:
@@ -372,8 +370,7 @@ def patch(model, *, backend="auto", include=None, fuse=True):
         raise _lib.TgvValueError("tgv_gemm.patch: backend=%r: expected 'auto', 'tgv' or 'cublas'" % (backend,),
                                  _lib.ERROR_INVALID_ARGUMENT)
     handle = PatchHandle()
-    forward = _make_forward(backend)
-    _OURS.add(forward)
+    forward = _FORWARDS[backend]
     covered = _fused_earlier(model)
     if fuse and FUSERS:
         _fuse(model, handle, backend, include, covered)
