@@ -207,7 +207,6 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
         return CliAction::Error;
       }
       cli->neighbours = value;
-      cli->neighbours_given = true;
     } else if (option == "--csv") {
       cli->csv_path = value;
     } else if (option == "--json") {
@@ -255,7 +254,7 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       cli->reps = static_cast<int>(number);
     }
   }
-  if (cli->neighbours_given && (cli->mode != Mode::Isolated || cli->validate)) {
+  if (!cli->neighbours.empty() && (cli->mode != Mode::Isolated || cli->validate)) {
     *error = "--neighbours applies to the table and to --tune (chain and floor time their own arrangements; "
              "--validate times nothing)";
     return CliAction::Error;

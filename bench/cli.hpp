@@ -29,11 +29,8 @@ struct Cli {
   int32_t stages = tgv::kAutoStages;
   bool host_overhead = false;
   std::string tune_path;  // --tune: write the tuning file here
-  // --neighbours: how the timed calls sit in the graph: "kernels" (each followed by
-  // a spacer kernel, as inside a model) or "self" (back to back). The default is
-  // the mode's: kernels for --tune, self for the table.
-  std::string neighbours = "kernels";
-  bool neighbours_given = false;
+  // --neighbours as typed: "kernels", "self", or empty (the mode's default; between_kernels()).
+  std::string neighbours;
   bool validate = false;  // --validate: the correctness grid and its verdict, no timing
   bool pdl = true;
   bool bias = false;
@@ -44,6 +41,12 @@ struct Cli {
 };
 
 enum class CliAction { Run, Help, Error };
+
+// Whether the timed calls are each followed by a spacer kernel (--neighbours
+// kernels; the default for --tune) or back to back (self; the table's default).
+inline bool between_kernels(const Cli& cli) {
+  return cli.neighbours.empty() ? !cli.tune_path.empty() : cli.neighbours == "kernels";
+}
 
 // Fills `cli` from argv (defaults for what is not given). On Error, `error` says why.
 CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error);

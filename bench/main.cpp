@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   for (const BackendChoice& b : cli.backends) info.backends.push_back(b.name);
   info.reps = cli.reps;
   info.pdl = cli.pdl;
-  info.between_kernels = cli.neighbours_given ? cli.neighbours == "kernels" : false;
+  info.between_kernels = between_kernels(cli);
   info.host_overhead = cli.host_overhead;
   info.min_gemms_per_graph = RotatingBuffers::kMinGemmsPerGraph;
   info.rotation_bytes =

@@ -59,7 +59,7 @@ int run_tune(const Cli& cli, const std::vector<Shape>& shapes, const std::string
   std::vector<tgv_tuning_entry> entries;
   int failures = 0;
   std::unique_ptr<Spacer> spacer;
-  if (cli.neighbours == "kernels") spacer = std::make_unique<Spacer>(stream, 40, cli.reps);
+  if (between_kernels(cli)) spacer = std::make_unique<Spacer>(stream, 40, cli.reps);
   std::printf("# timed %s\n", spacer ? "between spacer kernels (as inside a model), their time subtracted"
                                       : "back to back");
   std::printf("# best: tactic, split-K, stages (* the deepest ring that fits, written as 0)\n");
