@@ -10,9 +10,15 @@ subtracted). Prints per point the candidates' times in both modes and torch's.
 
   TGV_GEMM_LIBRARY=.../libtgv_gemm.so PYTHONPATH=python \
     python3 bench/experiments/isolated.py [--shapes N:K,...] [--m 1,8,32]
+        [--corpus bench/corpus/decode.shapes --min-mb 4] [--csv out.csv]
+
+--corpus takes the corpus's distinct N x K (weights of at least --min-mb MB);
+--csv writes every candidate's pair of times (perf-notes §20 fits the ring
+depth to such a sweep).
 """
 
 import argparse
+import csv
 import math
 import os
 import sys
@@ -38,8 +44,24 @@ def main():
     ap.add_argument("--stages", default="0", help="ring depths to try, 0 = the deepest that fits (default 0)")
     ap.add_argument("--pdl", default="1", help="PDL settings to try, 0 and/or 1 (default 1)")
     ap.add_argument("--splits", default="1,2,3,4,5,6,8,-1", help="split-K factors to try (-1: stream-K)")
+    ap.add_argument("--corpus", default="", help="a shapes file (tgv-bench --shapes format): its distinct N x K")
+    ap.add_argument("--min-mb", type=float, default=0.0, help="with --corpus: weights of at least this many MB")
+    ap.add_argument("--csv", default="", help="write every candidate's chain and isolated time here")
     a = ap.parse_args()
     shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else SHAPES
+    if a.corpus:
+        shapes = []
+        for line in open(a.corpus):
+            f = line.split()
+            if len(f) >= 3 and not line.startswith("#"):
+                nk = (int(f[1]), int(f[2]))
+                if nk not in shapes and 2 * nk[0] * nk[1] >= a.min_mb * 1e6:
+                    shapes.append(nk)
+    out_csv = None
+    if a.csv:
+        out_csv = csv.writer(open(a.csv, "w", newline=""))
+        out_csv.writerow(["n", "k", "m", "cand", "tactic", "cta_m", "cta_n", "cta_k", "split", "stages", "pdl",
+                          "chain_us", "isolated_us"])
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     tactics = [t for t in (L.get_tactic(i) for i in range(L.num_tactics())) if t["arch"] == 90]
@@ -59,6 +81,7 @@ def main():
             x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
             out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
             cands = [("torch", None), ("auto", L.options("auto", None, None))]
+            meta = {}
             cta_n = min(t["cta_n"] for t in tactics if t["cta_n"] >= m)
             for t in tactics:
                 if t["cta_n"] != cta_n:
@@ -66,12 +89,13 @@ def main():
                 for split in [int(v) for v in a.splits.split(",")]:
                     for stages in [int(v) for v in a.stages.split(",")]:
                         for pdl in [int(v) for v in a.pdl.split(",")]:
+                            meta[len(cands)] = (t["id"], t["cta_m"], t["cta_n"], t["cta_k"], split, stages, pdl)
                             cands.append(("%dx%dx%d/%s%s%s" % (t["cta_m"], t["cta_n"], t["cta_k"],
                                                               "sk" if split < 0 else split,
                                                               "/s%d" % stages if stages else "", "" if pdl else "/nopdl"),
                                           L.options("tgv", t["id"], bool(pdl), split_k=split, stages=stages or None)))
             results = []
-            for name, opts in cands:
+            for ci, (name, opts) in enumerate(cands):
                 if opts is None:
                     def call(i):
                         torch.matmul(x, ws[i % copies].t(), out=out)
@@ -87,6 +111,9 @@ def main():
                 chain = timed(call, copies, False)
                 iso = timed(call, copies, True) - alone
                 results.append((name, chain, iso))
+                if out_csv is not None:
+                    out_csv.writerow([n, k, m, name if ci not in meta else "tgv",
+                                      *(meta.get(ci) or (-1, 0, 0, 0, 0, 0, 1)), "%.3f" % chain, "%.3f" % iso])
             best_chain = min(r[1] for r in results if r[0] not in ("torch", "auto"))
             best_iso = min(r[2] for r in results if r[0] not in ("torch", "auto"))
             pick_chain = [r[0] for r in results if r[1] == best_chain][0]
