@@ -7,11 +7,13 @@
 // kernel: its span on the GPU, the gap to the next kernel, and per CTA the
 // launch skew, the first load's latency, the stream, the epilogue.
 //
-//   tgv-trace N K M split_k stages pdl [count [hints [spacer]]]
+//   tgv-trace N K M split_k stages pdl [count [hints [spacer [lead]]]]
 //   hints 1 (default): W evict-first, x evict-last, as the library; 0: no hints
 //   spacer 1: a one-thread kernel after every GEMM, launched without PDL, as a
 //   GEMM sits between a norm and attention inside a model (perf-notes §18); the
 //   gap to the next GEMM then includes it (its time alone is printed)
+//   lead N: Params::w_lead (W stages in flight once x loads; 0, the default:
+//   the whole ring), as the library sets it from the grid (perf-notes §20)
 //
 // The variants of perf-notes §10 (launch_dependents at entry; an L2 prefetch
 // of each CTA's whole W slice) were kernel edits at commit 5855d2c, since
@@ -111,7 +113,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 7) {
-    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer]]]\n");
+    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer [lead]]]]\n");
     return 2;
   }
   const int n = std::atoi(argv[1]), k = std::atoi(argv[2]), m = std::atoi(argv[3]);
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
   const int count = argc > 7 ? std::atoi(argv[7]) : 64;
   const bool hints = argc > 8 ? std::atoi(argv[8]) != 0 : true;
   const bool spacer = argc > 9 && std::atoi(argv[9]) != 0;
+  const int lead = argc > 10 ? std::atoi(argv[10]) : 0;
   if (m > T::kCtaN || k % 128 != 0 || stages < 2 || stages > detail::kMaxStages) {
     std::fprintf(stderr, "need M <= %d, K %% 128 == 0, stages in [2, %d]\n", T::kCtaN, detail::kMaxStages);
     return 2;
@@ -160,6 +163,7 @@ int main(int argc, char** argv) {
   p.num_k_blocks = k / 128;
   p.stages = stages;
   p.split_k = split;
+  p.w_lead = lead;
   p.w_folded = 1;
   p.x_folded = 1;
   p.out_row_major = 1;
@@ -221,9 +225,9 @@ int main(int argc, char** argv) {
                         double(r[kTraceExitNs] - r[kTraceEntryNs]));
     }
   const double ghz = median(rates);
-  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d spacer=%d: %d CTAs, %d GEMMs per graph, "
+  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d spacer=%d lead=%d: %d CTAs, %d GEMMs per graph, "
               "%d weight copies\n",
-              n, k, m, split, stages, int(pdl), int(hints), int(spacer), ctas, count, copies);
+              n, k, m, split, stages, int(pdl), int(hints), int(spacer), lead, ctas, count, copies);
   std::printf("graph replay: %.2f us per GEMM (median of 7)%s; W %.1f MB; SM clock %.2f GHz (clock64/globaltimer)\n",
               median(per_gemm) - spacer_us, spacer ? ", a spacer after each, its time alone subtracted" : "",
               w_elems * 2 / 1e6, ghz);

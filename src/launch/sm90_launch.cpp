@@ -40,6 +40,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.n = static_cast<int32_t>(g.n);
   p.num_k_blocks = static_cast<int32_t>((g.k + t.cta_k - 1) / t.cta_k);
   p.stages = plan.stages;
+  p.w_lead = plan.w_lead;
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;
   p.w_folded = w_fold > 0;

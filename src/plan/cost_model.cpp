@@ -130,6 +130,20 @@ int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev,
   return static_cast<int32_t>(ctas);
 }
 
+int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                    const DeviceInfo& dev) {
+  const int64_t ctas = split_k == kSplitKStream
+                           ? stream_k_ctas
+                           : ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l * std::max<int32_t>(split_k, 1);
+  const int64_t smem = sm90_smem_bytes(t, stages, split_k);
+  const int64_t per_sm = std::max<int64_t>(1, smem > 0 ? dev.smem_optin_bytes / smem : 1);
+  const int64_t resident = std::max<int64_t>(1, std::min<int64_t>(ctas, int64_t(dev.num_sms) * per_sm));
+  const double w_stage = double(t.cta_m) * double(t.cta_k) * 2.0;
+  const int64_t lead =
+      std::max<int64_t>(2, int64_t(std::ceil(kSm90InflightBytes * bandwidth_scale(dev) / (double(resident) * w_stage))));
+  return lead >= stages ? 0 : static_cast<int32_t>(lead);
+}
+
 int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
   if (size >= 1 && size < int32_t(dev.max_clusters.size()) && dev.max_clusters[size] > 0)
     return dev.max_clusters[size];

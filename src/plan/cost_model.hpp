@@ -32,6 +32,19 @@ int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& 
 // where stream-K cannot run it.
 int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev, std::string* why = nullptr);
 
+// Bytes of weight loads the whole grid keeps in flight once the activations
+// load, at the H200's bandwidth (scaled by the device's): ~2x what covers HBM's
+// latency. At the deepest ring a full grid asks for ~18 MB and the slowest CTAs
+// finish late; 10 MB was the best ring depth between other kernels on most
+// shapes of a sweep (perf-notes §20).
+inline constexpr double kSm90InflightBytes = 10e6;
+
+// Params::w_lead for tactic t at split_k (stream-K: over stream_k_ctas CTAs)
+// with a ring of `stages`: the W stages each resident CTA keeps in flight so
+// that the grid holds about kSm90InflightBytes; 0 where that is the whole ring.
+int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                    const DeviceInfo& dev);
+
 struct Sm90Candidate {
   int32_t tactic = -1;
   int32_t split_k = 1;  // kSplitKStream: stream-K

@@ -159,3 +159,42 @@ TEST(CostModel, CublasGrowsWithTheWeights) {
 }
 
 }  // namespace
+
+namespace {
+
+// Params::w_lead: the W stages each resident CTA keeps in flight once x loads
+// (perf-notes §20), so that the grid holds about kSm90InflightBytes.
+TEST(CostModel, WeightLeadHoldsTheGridsBytesInFlight) {
+  const DeviceInfo dev = hopper(132);
+  const Tactic& t = tactic(0);  // 64x8x128: 16 KB of weights per stage
+  ASSERT_EQ(t.cta_m, 64);
+  ASSERT_EQ(t.cta_k, 128);
+  const int64_t w_stage = int64_t(t.cta_m) * t.cta_k * 2;
+  // 6144 rows: 96 CTAs at 12 stages ask for 18 MB; the lead keeps ~10 MB.
+  const int32_t lead = sm90_w_lead(desc(1, 6144, 4096), t, 1, 0, 12, dev);
+  EXPECT_EQ(lead, int32_t(ceil_div(int64_t(kSm90InflightBytes), 96 * w_stage)));
+  EXPECT_LT(lead, 12);
+  EXPECT_GE(96 * lead * w_stage, int64_t(kSm90InflightBytes));
+  EXPECT_LT(96 * (lead - 1) * w_stage, int64_t(kSm90InflightBytes));
+  // Split-K counts every CTA of the cluster: 2 x 48 CTAs, the same lead.
+  EXPECT_EQ(sm90_w_lead(desc(1, 3072, 4096), t, 2, 0, 12, dev), lead);
+  // 48 CTAs at 12 stages hold 9.4 MB: the whole ring, no pacing.
+  EXPECT_EQ(sm90_w_lead(desc(1, 3072, 2048), t, 1, 0, 12, dev), 0);
+  // Past one CTA per SM only the resident ones count: a grid of 448 tiles on 132 SMs.
+  const int32_t full = sm90_w_lead(desc(1, 28672, 4096), t, 1, 0, 12, dev);
+  EXPECT_EQ(full, int32_t(ceil_div(int64_t(kSm90InflightBytes), 132 * w_stage)));
+  // A ring shallow enough for two CTAs per SM: twice as many resident, half the lead (at least 2).
+  const int32_t shallow = sm90_w_lead(desc(1, 28672, 4096), t, 1, 0, 6, dev);
+  ASSERT_GE(dev.smem_optin_bytes / sm90_smem_bytes(t, 6, 1), 2);
+  EXPECT_EQ(shallow, std::max<int32_t>(2, int32_t(ceil_div(int64_t(kSm90InflightBytes), 264 * w_stage))));
+  // Stream-K: its grid, one CTA per SM.
+  EXPECT_EQ(sm90_w_lead(desc(1, 28672, 4096), t, kSplitKStream, 132, 12, dev), full);
+  // Never fewer than two stages in flight, and never the whole ring or more.
+  for (int64_t n : {64, 1024, 4096, 8192, 65536})
+    for (int32_t stages : {2, 3, 6, 12}) {
+      const int32_t l = sm90_w_lead(desc(1, n, 4096), t, 1, 0, stages, dev);
+      EXPECT_TRUE(l == 0 || (l >= 2 && l < stages)) << n << " " << stages << " " << l;
+    }
+}
+
+}  // namespace

@@ -365,6 +365,24 @@ TEST(Plan, ExplicitStagesHonoured) {
                      "sm_80"));
 }
 
+// Every sm_90 plan carries the W lead of its own grid and ring (cost_model.hpp):
+// paced where the deepest ring would put more than the target in flight.
+TEST(Plan, WeightLeadFollowsTheGrid) {
+  REQUIRE_SM90_BUILD();
+  int paced = 0;
+  for (int64_t n : {1024, 3072, 6144, 8192, 28672})
+    for (int32_t split : {0, 1, 2, kSplitKStream}) {
+      const GemmDesc g = desc(1, n, 4096);
+      const Plan p = plan(g, options(TGV_BACKEND_TGV, -1, split), kH200);
+      ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
+      EXPECT_EQ(p.w_lead, sm90_w_lead(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, p.stages, kH200))
+          << n << " split " << split;
+      paced += p.w_lead > 0;
+    }
+  EXPECT_GT(paced, 0);
+  EXPECT_EQ(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).w_lead, 0);
+}
+
 TEST(Plan, StagesDeeperThanSharedMemoryRejected) {
   REQUIRE_SM90_BUILD();
   const GemmDesc g = desc(16, 4096, 4096);

@@ -18,6 +18,12 @@ struct Params {
   const void* bias;  // nullptr: no bias
   int32_t m, n;      // tokens, weight rows
   int32_t num_k_blocks, stages;
+  // > 0: once the activations load, the W producer keeps at most this many
+  // stages in flight (issued, not landed). A deep ring on every SM asks HBM for
+  // far more than covers its latency, and the slowest CTAs then finish late
+  // (perf-notes §20). A CTA launched beside its PDL predecessor (its
+  // griddepcontrol.wait waits) keeps the whole ring in flight, as before.
+  int32_t w_lead;
   int32_t split_k;
   // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
   // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.

@@ -254,13 +254,31 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
 // consumers' order, one ring slot each. issue(slot, segment, kb) starts the
 // slot's TMA loads, which complete `bytes` on its full barrier. Both producers
 // walk the same ring, so a slot is full once both their loads have landed.
+// A CTA whose griddepcontrol.wait returns within this many cycles started
+// alone (no PDL predecessor still running); one that waited longer was
+// launched beside its predecessor and has prefetched its ring.
+inline constexpr long long kAloneWaitCycles = 1000;
+
+// lead > 0 (the W producer under Params::w_lead): once the pace barrier has
+// passed its phase 0 (the x producer started alone), a stage is issued only
+// after the one `lead` stages before it has landed. That full barrier cannot
+// have moved on a lap (only this producer refills its slot, later), and it
+// completes without this producer: its W bytes are issued, and its x load
+// needs only the empty phase this producer passed.
 template <class T, class Issue>
 __device__ __forceinline__ void produce(const Params& p, const Schedule<T::kCtaM, T::kCtaN>& sched, uint64_t* full,
-                                        uint64_t* empty, uint32_t bytes, Issue&& issue) {
+                                        uint64_t* empty, uint32_t bytes, Issue&& issue, int lead = 0,
+                                        uint64_t* pace = nullptr) {
   RingCursor c(1);
+  RingCursor landed(0);  // `lead` stages behind c, on the full barriers
+  int issued = 0;
   for (int j = 0; j < sched.num_segments; ++j) {
     const Segment sg = sched.segment(p, j);
     for (int kb = sg.kb_begin; kb < sg.kb_end; ++kb) {
+      if (lead > 0 && issued++ >= lead) {
+        if (Barrier::test_wait(pace, 0, 1)) Barrier::wait(full + landed.stage, landed.phase);
+        landed.advance(p.stages);
+      }
       Barrier::wait(empty + c.stage, c.phase);
       Barrier::arrive_and_expect_tx(full + c.stage, bytes);
       issue(c.stage, sg, kb);
@@ -280,6 +298,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   uint64_t* empty = full + kMaxStages;
   // Stream-K: whether this CTA finishes the tile it just reduced a part of.
   uint32_t* sk_last = reinterpret_cast<uint32_t*>(empty + kMaxStages);
+  // Arrived on by the x producer when it started alone: the W producer's pacing
+  // starts (Params::w_lead). A barrier, not a flag: a synchronizing handoff.
+  uint64_t* pace = empty + kMaxStages + 1;
   // The epilogue stages its tile in the drained ring, except under stream-K,
   // where the producers are already filling the ring with the next segment:
   // there it has its own bytes after the reserve (src/tactics sizes them).
@@ -299,6 +320,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       Barrier::init(full + s, 2);               // one arrive per producer, plus the bytes
       Barrier::init(empty + s, T::kConsumers);  // one arrive per consumer warpgroup
     }
+    Barrier::init(pace, 1);
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
@@ -333,13 +355,17 @@ __global__ void __launch_bounds__(T::kThreads, 1)
               SM90_TMA_LOAD_3D::copy(&tmap_w, full + s, hint, chunk + b * T::kBoxBytes, sg.n0 + b * 64, k, sg.batch);
           }
         }
-      });
+      }, p.w_lead, pace);
       hooks.point(kTraceLastIssue);
       // Every load of this CTA is issued: the next kernel may start launching.
       griddep_launch_dependents();
     } else if (warp == 1 && lane == 0) {
       // x producer: the activations are the previous kernel's output.
+      const long long before = clock64();
       griddep_wait();
+      // Paced only when alone: a PDL successor's prefilled ring streamed faster
+      // back to back unpaced (perf-notes §20).
+      if (p.w_lead > 0 && clock64() - before < kAloneWaitCycles) Barrier::arrive(pace);
       produce<T>(p, sched, full, empty, stage_bytes - w_stage_bytes, [&](int s, const Segment& sg, int kb) {
         const uint64_t hint = hooks.x_hint();
         uint8_t* dst = smem + s * stage_bytes + w_stage_bytes;
