@@ -66,10 +66,11 @@ fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   # A tactic, split-K 4 (the DSMEM reduction), stream-K (its fix-up through
   # global memory, many partials per tile; a staged token tile), the PDL
-  # ordering test, and the epilogues on a one- and a two-consumer tactic
-  # (direct and staged stores).
+  # ordering test, the epilogues on a one- and a two-consumer tactic
+  # (direct and staged stores), and a grid wide enough to be paced.
   subset='*TgvTactic*/0:*TgvSplitK*/3:*TgvStreamK.*m8_n128_k16384*:*TgvStreamK.*m33_n200*:*TgvStreamKTactic*/5'
   subset+=':Sm90/EpilogueStreamK.*m33_n1040*:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
+  subset+=':*TgvPaced*/0'  # the paced W producer and its pace barrier (perf-notes §21)
   for tool in memcheck racecheck synccheck; do
     step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$subset"
