@@ -5,6 +5,7 @@ pick lands within 5% of the measured best, with the misses.
 
   python3 scripts/fit_cost_model.py bench/experiments/data/sweep-h200-2026-12-03.csv \
       [--occupancy bench/experiments/data/cluster-occupancy-h200.txt]
+  python3 scripts/fit_cost_model.py --evaluate src/plan/cost_model.cpp bench/experiments/data/sweep-*.csv
 
 The model (the same arithmetic as cost_model.cpp; keep them in step):
   tgv:    fixed(cta_n) + [split > 1] (split_us + per_rank_us (split - 1))
@@ -180,13 +181,69 @@ def scan_margins(c, points, occ, cub):
             del low
 
 
+def cpp_model(path):
+    """The constants committed in src/plan/cost_model.cpp: (ranking constants,
+    prices per cta_n, cuBLASLt prices per M, margins), read from its source."""
+    src = open(path).read()
+
+    def const(name):
+        return float(re.search(r"constexpr double %s = ([0-9.e]+);" % name, src).group(1))
+
+    c = {"sm_gbps": const("kSmGbps"), "k64_factor": const("kK64Factor"), "split_us": const("kSplitUs"),
+         "per_rank_us": const("kPerRankUs"), "wave_us": const("kWaveUs")}
+    body = lambda name: src[src.index(name):src.index("};", src.index(name))]
+    prices = {int(m[0]): np.array([float(v) for v in m[1:]])
+              for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body("kSm90Price[]"))}
+    cub = {int(m[0]): (float(m[1]), float(m[2]), float(m[3]))
+           for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body("kCublasPrice[]"))}
+    return c, prices, cub, (const("kCublasMarginSmallM"), const("kCublasMarginLargeM"))
+
+
+def evaluate_cpp(points, occ, path):
+    """How the committed model's pick (its split 1..8 candidates at the deepest
+    ring, or cuBLASLt at torch's time) compares with the best measured at each point."""
+    c, prices, cub, margins = cpp_model(path)
+    print("committed model (%s): %s" % (path, ", ".join("%s=%g" % kv for kv in c.items())))
+    within, total, misses, vs_torch = 0, 0, [], collections.defaultdict(list)
+    for key, d in points.items():
+        d = dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})
+        if not d["tgv"] or "torch" not in d:
+            continue
+        n, k, m = key
+        cand = pick_tgv(c, key, d, occ)
+        p = prices[min((cn for cn in prices if cn >= cand[1]), default=max(prices))]
+        pred = float(np.dot(p, [1.0, tgv_body(c, n, k, m, cand, occ), floor_us(n, k)]))
+        margin = margins[0] if m <= 32 else margins[1]
+        got = d["torch"] if cublas_time(nearest_m(cub, m), n, k, m) < pred * (1 + margin) else d["tgv"][cand]
+        best = min(min(d["tgv"].values()), d["torch"])
+        total += 1
+        if got <= 1.05 * best:
+            within += 1
+        else:
+            misses.append((got / best, n, k, m))
+        vs_torch[m].append(d["torch"] / got)
+    print("pick within 5%% of the measured best (split 1..8 at the deepest ring, or torch's cuBLAS): "
+          "%d of %d (%.0f%%)" % (within, total, 100.0 * within / total))
+    for r, n, k, m in sorted(misses, reverse=True)[:20]:
+        print("  miss %.2fx  N=%d K=%d M=%d" % (r, n, k, m))
+    for m, v in sorted(vs_torch.items()):
+        print("  M=%d: the pick vs torch: geomean %.3f, min %.3f (%d points)" % (
+            m, math.exp(sum(map(math.log, v)) / len(v)), min(v), len(v)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--occupancy", default="bench/experiments/data/cluster-occupancy-h200.txt")
     ap.add_argument("--cublas-column", default="torch",
                     help="the timing cuBLASLt's price is fitted to (torch: torch's own call; cublas: our path's)")
+    ap.add_argument("--evaluate", metavar="COST_MODEL_CPP",
+                    help="only evaluate the constants committed in this source (src/plan/cost_model.cpp)")
     a = ap.parse_args()
+    if a.evaluate:
+        occ = load_occupancy(a.occupancy)
+        evaluate_cpp(load(a.csv, occ), occ, a.evaluate)
+        return
     global CUBLAS_COLUMN
     CUBLAS_COLUMN = a.cublas_column
     occ = load_occupancy(a.occupancy)
