@@ -122,7 +122,8 @@ inline constexpr int32_t kMaxStages = 16;
 // Split-K runs the slices of a tile as one cluster: 16 CTAs is the largest
 // (non-portable) cluster Hopper schedules.
 inline constexpr int32_t kMaxSplitK = 16;
-static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8 + 16, "a full and an empty mbarrier per stage, a flag, the pace barrier");
+static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8 + 16,
+              "a full and an empty mbarrier per stage, a flag, the pace barrier");
 inline constexpr int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2; }
 inline constexpr int64_t smem_bytes_for(const Tactic& t, int32_t stages) {
   return kSmemReserveBytes + stage_bytes(t) * stages;

@@ -250,15 +250,15 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
   }
 }
 
-// One producer's walk: every K block of every segment of the CTA, in the
-// consumers' order, one ring slot each. issue(slot, segment, kb) starts the
-// slot's TMA loads, which complete `bytes` on its full barrier. Both producers
-// walk the same ring, so a slot is full once both their loads have landed.
 // A CTA whose griddepcontrol.wait returns within this many cycles started
 // alone (no PDL predecessor still running); one that waited longer was
 // launched beside its predecessor and has prefetched its ring.
 inline constexpr long long kAloneWaitCycles = 1000;
 
+// One producer's walk: every K block of every segment of the CTA, in the
+// consumers' order, one ring slot each. issue(slot, segment, kb) starts the
+// slot's TMA loads, which complete `bytes` on its full barrier. Both producers
+// walk the same ring, so a slot is full once both their loads have landed.
 // lead > 0 (the W producer under Params::w_lead): once the pace barrier has
 // passed its phase 0 (the x producer started alone), a stage is issued only
 // after the one `lead` stages before it has landed. That full barrier cannot
