@@ -15,6 +15,10 @@
 #                  other kernels (--isolated, as inside a model, ~1.5 min), the end-to-end decode step
 #                  (bench/python/e2e_decode.py --quick, ~3 min), tgv-bench --mode chain and
 #                  bench/experiments/cublas_vs_torch.py; results in $OUT
+#   SWEEP=0|1 [0]  from the repository root: every candidate (split 1, 2, 4; deepest ring and 6
+#                  stages) back to back and between spacer kernels over the corpus's weights of
+#                  >= 4 MB at M = 1 and 16 (bench/experiments/isolated.py --corpus, ~4 min), the data
+#                  to fit the cost model to both arrangements (perf-notes §22): $OUT/stage-sweep.csv.gz
 # Runs every step even when one fails; logs go to $OUT (a temp folder if unset),
 # at most 8 files per step set (the device tool's limit: with TESTS=1 and PERF=1 together
 # there are 11, so send OUT elsewhere and tar it into $OUT, as the 2026-12-03 afternoon run
@@ -97,6 +101,12 @@ if [ "${PERF:-0}" = 1 ]; then
   step e2e "${py[@]}" python3 bench/python/e2e_decode.py --quick --csv "$logs/e2e_decode.csv"
   step chain env TGV_TUNING_FILE="$untuned" "$bin/tgv-bench" --mode chain --m 1,4,16
   step cublas-vs-torch "${py[@]}" python3 bench/experiments/cublas_vs_torch.py
+fi
+if [ "${SWEEP:-0}" = 1 ]; then
+  step sweep env TGV_GEMM_LIBRARY="$bin/libtgv_gemm.so" PYTHONPATH="$dir/python" PYTHONUNBUFFERED=1 \
+    python3 bench/experiments/isolated.py --corpus bench/corpus/decode.shapes --min-mb 4 --stages 0,6 \
+    --splits 1,2,4 --m 1,16 --replays 3 --csv "$logs/stage-sweep.csv"
+  gzip -f "$logs/stage-sweep.csv"
 fi
 if [ "${TESTS:-1}" = 1 ]; then
 cuobjdump --dump-sass "$bin/tgv-bench" |
