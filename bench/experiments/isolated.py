@@ -27,6 +27,8 @@ os.environ.setdefault("TGV_TUNING_FILE", "/nonexistent/tgv-untuned.json")
 
 import torch  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from corpus_bench import load_corpus  # noqa: E402 - bench/python: the corpus's reader
 from tgv_gemm import _lib as L  # noqa: E402
 from tgv_gemm import _ops  # noqa: E402
 from tgv_gemm._tune import _spaced, _time_graph  # noqa: E402
@@ -51,12 +53,10 @@ def main():
     shapes = [tuple(int(v) for v in s.split(":")) for s in a.shapes.split(",")] if a.shapes else SHAPES
     if a.corpus:
         shapes = []
-        for line in open(a.corpus):
-            f = line.split()
-            if len(f) >= 3 and not line.startswith("#"):
-                nk = (int(f[1]), int(f[2]))
-                if nk not in shapes and 2 * nk[0] * nk[1] >= a.min_mb * 1e6:
-                    shapes.append(nk)
+        for s in load_corpus(a.corpus):
+            nk = (s["n"], s["k"])
+            if nk not in shapes and 2 * s["n"] * s["k"] >= a.min_mb * 1e6:
+                shapes.append(nk)
     out_csv = None
     if a.csv:
         out_csv = csv.writer(open(a.csv, "w", newline=""))
