@@ -67,6 +67,9 @@ constexpr double kMisalignedOutFactor = 2.0;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches.
+int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
+
 // The device's bandwidth relative to the GPU the constants were fitted on.
 double bandwidth_scale(const DeviceInfo& dev) {
   return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / kPeakHbmGbps : 1.0;
@@ -80,7 +83,7 @@ const Price& price_for(int32_t cta_n) {
 
 // The predicted time less the fixed cost: the waves of streaming.
 double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const DeviceInfo& dev) {
-  const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+  const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   const double box = t.cta_k == 64 ? kK64Factor : 1.0;
   const double hbm = kHbmGbps * bandwidth_scale(dev);
@@ -119,7 +122,7 @@ int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev,
   if (int64_t(t.cta_m) * t.cta_n > kStreamKMaxTileFloats)
     return refuse(strfmt("the %dx%d tile's partial sums are over the workspace's %lld-float slots", t.cta_m, t.cta_n,
                          (long long)kStreamKMaxTileFloats));
-  const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+  const int64_t tiles = tiles_of(g, t);
   if (tiles > kStreamKMaxTiles)
     return refuse(strfmt("%lld tiles: over the workspace's %lld counters", (long long)tiles,
                          (long long)kStreamKMaxTiles));
@@ -132,15 +135,13 @@ int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev,
 
 int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
                     const DeviceInfo& dev) {
-  const int64_t ctas = split_k == kSplitKStream
-                           ? stream_k_ctas
-                           : ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l * std::max<int32_t>(split_k, 1);
+  const int64_t ctas = split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
   const int64_t smem = sm90_smem_bytes(t, stages, split_k);
-  const int64_t per_sm = std::max<int64_t>(1, smem > 0 ? dev.smem_optin_bytes / smem : 1);
+  const int64_t per_sm = std::max<int64_t>(1, dev.smem_optin_bytes / smem);  // smem >= the reserve
   const int64_t resident = std::max<int64_t>(1, std::min<int64_t>(ctas, int64_t(dev.num_sms) * per_sm));
   const double w_stage = double(t.cta_m) * double(t.cta_k) * 2.0;
-  const int64_t lead =
-      std::max<int64_t>(2, int64_t(std::ceil(kSm90InflightBytes * bandwidth_scale(dev) / (double(resident) * w_stage))));
+  const double stages_wanted = kSm90InflightBytes * bandwidth_scale(dev) / (double(resident) * w_stage);
+  const int64_t lead = std::max<int64_t>(2, int64_t(std::ceil(stages_wanted)));
   return lead >= stages ? 0 : static_cast<int32_t>(lead);
 }
 
@@ -182,7 +183,7 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
     const Tactic& t = tactics()[i];
     if (t.arch != 90 || (tactic_id >= 0 ? i != tactic_id : t.cta_n != cta_n)) continue;
     const int64_t k_blocks = ceil_div(g.k, t.cta_k);
-    const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l;
+    const int64_t tiles = tiles_of(g, t);
     // Split 1..8, then stream-K (kSplitKStream), or the one asked for.
     std::vector<int32_t> splits;
     if (split_k != 0) {
