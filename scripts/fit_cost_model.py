@@ -204,31 +204,36 @@ def evaluate_cpp(points, occ, path):
     ring, or cuBLASLt at torch's time) compares with the best measured at each point."""
     c, prices, cub, margins = cpp_model(path)
     print("committed model (%s): %s" % (path, ", ".join("%s=%g" % kv for kv in c.items())))
-    within, total, misses, vs_torch = 0, 0, [], collections.defaultdict(list)
+    prices[256] = prices[max(prices)]  # cost_model.cpp's price_for: 256 tokens take the widest fitted
+    split_points = collections.OrderedDict(
+        (key, dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})) for key, d in points.items())
+    report(c, split_points, occ, prices, cub, margins, "split 1..8 at the deepest ring, or torch's cuBLAS", 20)
+
+
+def report(c, points, occ, prices, cub, margins, candidates, shown):
+    """The model's pick (decide) against the best measured at each point: the
+    count within 5%, the worst `shown` misses, the pick against torch per M."""
+    within, misses, vs_torch = 0, [], collections.defaultdict(list)
     for key, d in points.items():
-        d = dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})
-        if not d["tgv"] or "torch" not in d:
-            continue
         n, k, m = key
-        cand = pick_tgv(c, key, d, occ)
-        p = prices[min((cn for cn in prices if cn >= cand[1]), default=max(prices))]
-        pred = float(np.dot(p, [1.0, tgv_body(c, n, k, m, cand, occ), floor_us(n, k)]))
-        margin = margins[0] if m <= 32 else margins[1]
-        got = d["torch"] if cublas_time(nearest_m(cub, m), n, k, m) < pred * (1 + margin) else d["tgv"][cand]
-        best = min(min(d["tgv"].values()), d["torch"])
-        total += 1
-        if got <= 1.05 * best:
+        if not d["tgv"] or CUBLAS_COLUMN not in d:
+            continue
+        measured_best = min(min(d["tgv"].values()), d[CUBLAS_COLUMN])
+        what, got = decide(c, key, d, occ, prices, cub, margins)
+        if got <= 1.05 * measured_best:
             within += 1
         else:
-            misses.append((got / best, n, k, m))
-        vs_torch[m].append(d["torch"] / got)
-    print("pick within 5%% of the measured best (split 1..8 at the deepest ring, or torch's cuBLAS): "
-          "%d of %d (%.0f%%)" % (within, total, 100.0 * within / total))
-    for r, n, k, m in sorted(misses, reverse=True)[:20]:
-        print("  miss %.2fx  N=%d K=%d M=%d" % (r, n, k, m))
+            misses.append((got / measured_best, n, k, m, what))
+        if "torch" in d:
+            vs_torch[m].append(d["torch"] / got)
+    total = within + len(misses)
+    print("pick within 5%% of the measured best (%s): %d of %d (%.0f%%)" % (
+        candidates, within, total, 100.0 * within / total))
+    for r, n, k, m, what in sorted(misses, reverse=True)[:shown]:
+        print("  miss %.2fx  N=%d K=%d M=%d picked %s" % (r, n, k, m, what))
     for m, v in sorted(vs_torch.items()):
-        print("  M=%d: the pick vs torch: geomean %.3f, min %.3f (%d points)" % (
-            m, math.exp(sum(map(math.log, v)) / len(v)), min(v), len(v)))
+        print("  M=%d: the pick vs torch: geomean %.3f, min %.3f" % (m, math.exp(sum(map(math.log, v)) / len(v)),
+                                                                     min(v)))
 
 
 def main():
@@ -270,27 +275,7 @@ def main():
     for mm, q in cub.items():
         print("cublas M=%d: fixed_us=%.3f hbm_gbps=%.0f tflops=%.0f" % (mm, q[0], q[1], q[2]))
 
-    within, misses, vs_torch = 0, [], collections.defaultdict(list)
-    for key, d in points.items():
-        n, k, m = key
-        if not d["tgv"] or CUBLAS_COLUMN not in d:
-            continue
-        measured_best = min(min(d["tgv"].values()), d[CUBLAS_COLUMN])
-        what, got = decide(c, key, d, occ, prices, cub)
-        if got <= 1.05 * measured_best:
-            within += 1
-        else:
-            misses.append((got / measured_best, n, k, m, what))
-        if "torch" in d:
-            vs_torch[m].append(d["torch"] / got)
-    total = within + len(misses)
-    print("pick within 5%% of the measured best (tgv candidates and cuBLASLt): %d of %d (%.0f%%)" % (
-        within, total, 100.0 * within / total))
-    for r, n, k, m, what in sorted(misses, reverse=True)[:30]:
-        print("  miss %.2fx  N=%d K=%d M=%d picked %s" % (r, n, k, m, what))
-    for m, v in sorted(vs_torch.items()):
-        print("  M=%d: the pick vs torch: geomean %.3f, min %.3f" % (m, math.exp(sum(map(math.log, v)) / len(v)),
-                                                                     min(v)))
+    report(c, points, occ, prices, cub, (MARGIN_SMALL_M, MARGIN_LARGE_M), "tgv candidates and cuBLASLt", 30)
 
 
 if __name__ == "__main__":
