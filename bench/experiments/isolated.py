@@ -80,8 +80,8 @@ def main():
         for m in [int(v) for v in a.m.split(",")]:
             x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
             out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
-            cands = [("torch", None), ("auto", L.options("auto", None, None))]
-            meta = {}
+            # (name, options, (tactic, cta_m, cta_n, cta_k, split, stages, pdl) for the CSV; None: not ours)
+            cands = [("torch", None, None), ("auto", L.options("auto", None, None), None)]
             cta_n = min(t["cta_n"] for t in tactics if t["cta_n"] >= m)
             for t in tactics:
                 if t["cta_n"] != cta_n:
@@ -89,13 +89,13 @@ def main():
                 for split in [int(v) for v in a.splits.split(",")]:
                     for stages in [int(v) for v in a.stages.split(",")]:
                         for pdl in [int(v) for v in a.pdl.split(",")]:
-                            meta[len(cands)] = (t["id"], t["cta_m"], t["cta_n"], t["cta_k"], split, stages, pdl)
                             cands.append(("%dx%dx%d/%s%s%s" % (t["cta_m"], t["cta_n"], t["cta_k"],
                                                               "sk" if split < 0 else split,
                                                               "/s%d" % stages if stages else "", "" if pdl else "/nopdl"),
-                                          L.options("tgv", t["id"], bool(pdl), split_k=split, stages=stages or None)))
+                                          L.options("tgv", t["id"], bool(pdl), split_k=split, stages=stages or None),
+                                          (t["id"], t["cta_m"], t["cta_n"], t["cta_k"], split, stages, pdl)))
             results = []
-            for ci, (name, opts) in enumerate(cands):
+            for name, opts, meta in cands:
                 if opts is None:
                     def call(i):
                         torch.matmul(x, ws[i % copies].t(), out=out)
@@ -112,8 +112,8 @@ def main():
                 iso = timed(call, copies, True) - alone
                 results.append((name, chain, iso))
                 if out_csv is not None:
-                    out_csv.writerow([n, k, m, name if ci not in meta else "tgv",
-                                      *(meta.get(ci) or (-1, 0, 0, 0, 0, 0, 1)), "%.3f" % chain, "%.3f" % iso])
+                    out_csv.writerow([n, k, m, "tgv" if meta else name, *(meta or (-1, 0, 0, 0, 0, 0, 1)),
+                                      "%.3f" % chain, "%.3f" % iso])
             best_chain = min(r[1] for r in results if r[0] not in ("torch", "auto"))
             best_iso = min(r[2] for r in results if r[0] not in ("torch", "auto"))
             pick_chain = [r[0] for r in results if r[1] == best_chain][0]
