@@ -9,6 +9,7 @@
 set -uo pipefail
 c=build-gpu/carry
 out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 new=$c/bin/libtgv_gemm.so
 py() {
   local lib=$1
