@@ -59,7 +59,8 @@ def main():
                 shapes.append(nk)
     out_csv = None
     if a.csv:
-        out_csv = csv.writer(open(a.csv, "w", newline="", buffering=1))  # line by line: a run cut off at its limit keeps its rows
+        # Line by line: a run cut off at the device's time limit keeps the rows it measured.
+        out_csv = csv.writer(open(a.csv, "w", newline="", buffering=1))
         out_csv.writerow(["n", "k", "m", "cand", "tactic", "cta_m", "cta_n", "cta_k", "split", "stages", "pdl",
                           "chain_us", "isolated_us"])
     dev = torch.device("cuda")
