@@ -75,6 +75,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   subset='*TgvTactic*/0:*TgvSplitK*/3:*TgvStreamK.*m8_n128_k16384*:*TgvStreamK.*m33_n200*:*TgvStreamKTactic*/5'
   subset+=':Sm90/EpilogueStreamK.*m33_n1040*:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
   subset+=':*TgvPaced*/0'  # the paced W producer and its pace barrier (perf-notes §21)
+  subset+=':*TgvKGroups*/0:*TgvKGroups*/6'  # two K groups of one and of two row groups (perf-notes §25)
   for tool in memcheck racecheck synccheck; do
     step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$subset"

@@ -39,7 +39,14 @@
 namespace {
 
 using namespace tgv;
-using T = kernels::sm90::Traits<64, 8, 128, cute::GMMA::Major::K, cute::GMMA::Major::K>;
+// The tile's weight rows and K columns: 64 x 128 unless built with -DTRACE_CTA_M / -DTRACE_CTA_K.
+#ifndef TRACE_CTA_M
+#define TRACE_CTA_M 64
+#endif
+#ifndef TRACE_CTA_K
+#define TRACE_CTA_K 128
+#endif
+using T = kernels::sm90::Traits<TRACE_CTA_M, 8, TRACE_CTA_K, cute::GMMA::Major::K, cute::GMMA::Major::K>;
 
 // One record per CTA: globaltimer (ns, comparable across SMs) at entry and
 // exit, and the SM's clock64 at each point (finer, comparable within the CTA).
@@ -123,8 +130,8 @@ int main(int argc, char** argv) {
   const bool hints = argc > 8 ? std::atoi(argv[8]) != 0 : true;
   const bool spacer = argc > 9 && std::atoi(argv[9]) != 0;
   const int lead = argc > 10 ? std::atoi(argv[10]) : 0;
-  if (m > T::kCtaN || k % 128 != 0 || stages < 2 || stages > detail::kMaxStages) {
-    std::fprintf(stderr, "need M <= %d, K %% 128 == 0, stages in [2, %d]\n", T::kCtaN, detail::kMaxStages);
+  if (m > T::kCtaN || k % TRACE_CTA_K != 0 || stages < 2 || stages > detail::kMaxStages) {
+    std::fprintf(stderr, "need M <= %d, K %% %d == 0, stages in [2, %d]\n", T::kCtaN, T::kCtaK, detail::kMaxStages);
     return 2;
   }
   TGV_CUDA_CHECK(cudaSetDevice(0));
@@ -140,7 +147,7 @@ int main(int argc, char** argv) {
   fill<<<64, 256>>>(x, size_t(m) * k, 2);
   TGV_CUDA_CHECK(cudaGetLastError());
 
-  const int fold = 2;  // K % 128 == 0: one box per 128-column stage
+  const int fold = TRACE_CTA_K / 64;  // K % cta_k == 0: one box per stage
   std::vector<CUtensorMap> maps_w(copies);
   for (int c = 0; c < copies; ++c) {
     detail::Operand o{w + w_elems * c, detail::Major::K, k, 0};
@@ -160,10 +167,11 @@ int main(int argc, char** argv) {
   p.bias = nullptr;
   p.m = m;
   p.n = n;
-  p.num_k_blocks = k / 128;
+  p.num_k_blocks = k / TRACE_CTA_K;
   p.stages = stages;
   p.split_k = split;
   p.w_lead = lead;
+  p.k_groups = 2;  // wherever the tile has them (the library's launcher: small grids only)
   p.w_folded = 1;
   p.x_folded = 1;
   p.out_row_major = 1;

@@ -145,6 +145,12 @@ int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t
   return lead >= stages ? 0 : static_cast<int32_t>(lead);
 }
 
+int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k) {
+  if (split_k == kSplitKStream) return 1;
+  const int64_t ctas = tiles_of(g, t) * std::max<int32_t>(split_k, 1);
+  return ctas <= kSm90KGroupMaxCtas ? 2 : 1;
+}
+
 int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
   if (size >= 1 && size < int32_t(dev.max_clusters.size()) && dev.max_clusters[size] > 0)
     return dev.max_clusters[size];

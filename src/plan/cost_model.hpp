@@ -39,6 +39,15 @@ int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev,
 // shapes of a sweep (perf-notes §20).
 inline constexpr double kSm90InflightBytes = 10e6;
 
+// Params::k_groups for tactic t at split_k (stream-K: 1): 2 where the grid has
+// at most kSm90KGroupMaxCtas CTAs (the kernel uses it where its tile has K
+// groups: 64 rows, at most 32 tokens). A narrow 64-row tile's one consumer
+// warpgroup streams W at ~50 GB/s per SM, so a grid that small is bound by its
+// SMs, not HBM, and a second warpgroup taking every other stage speeds it up;
+// on larger grids the H200 measured it slower back to back (perf-notes §25).
+inline constexpr int64_t kSm90KGroupMaxCtas = 64;
+int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k);
+
 // Params::w_lead for tactic t at split_k (stream-K: over stream_k_ctas CTAs)
 // with a ring of `stages`: the W stages each resident CTA keeps in flight so
 // that the grid holds about kSm90InflightBytes; 0 where that is the whole ring.

@@ -378,6 +378,50 @@ TEST_P(TgvPaced, MatchesReference) {
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, TgvPaced, ::testing::Range(0, tgv::detail::kNumSm90Tactics));
 
+// The narrow token tiles' K groups (two consumer warpgroups per 64 rows taking
+// the ring's stages in turn, their sums met before the epilogue): K block
+// counts that leave the second group one block fewer, one block, or none (a
+// single block), K tails, split-K clusters whose ranks hold odd and even
+// counts, M- and N-major inputs, column-major out, a batch; every sm_90 tactic,
+// so the wide tiles (one group) run the same cases. Bitwise repeat in each.
+class TgvKGroups : public ::testing::TestWithParam<int32_t> {};
+TEST_P(TgvKGroups, MatchesReference) {
+  TGV_REQUIRE_GPU();
+  const tgv::detail::Tactic& t = tgv::detail::tactic(GetParam());
+  struct Variant {
+    int64_t k_blocks, k_tail;
+    int32_t split;
+    bool x_k_major, w_k_major, out_row_major;
+    int64_t l;
+  };
+  const std::vector<Variant> variants = {
+      {1, 0, 1, true, true, true, 1},  {2, 0, 1, true, true, true, 1},   {3, 8, 1, true, true, true, 1},
+      {5, 0, 1, false, true, false, 1}, {6, 40, 2, true, true, true, 1}, {7, 0, 2, true, false, true, 2},
+      {9, 24, 3, true, true, false, 1},
+  };
+  for (const Variant& v : variants) {
+    // A K tail of k_tail columns makes the last block partial (k_blocks counts it).
+    const int64_t k = v.k_blocks * t.cta_k - (v.k_tail ? t.cta_k - v.k_tail : 0);
+    // M = the tile less one token, except M-major x (its rows' 16-byte TMA stride).
+    GemmCase c = shape(v.x_k_major ? t.cta_n - 1 : t.cta_n, 200, k, v.l);
+    c.backend = TGV_BACKEND_TGV;
+    c.tactic = GetParam();
+    c.split_k = v.split;
+    c.x_k_major = v.x_k_major;
+    c.w_k_major = v.w_k_major;
+    c.out_row_major = v.out_row_major;
+    c.bias = true;
+    SCOPED_TRACE(c.name());
+    if (const std::string why = tgv_test::tgv_cannot_run(c); !why.empty())
+      GTEST_SKIP() << "cannot run on this device: " << why;
+    const CaseResult r = tgv_test::run_case(c);
+    if (r.status == TGV_ERROR_NOT_SUPPORTED) continue;  // a split this tactic's ring cannot hold: refused up front
+    for (const std::string& fail : r.failures) ADD_FAILURE() << fail;
+    EXPECT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Sm90, TgvKGroups, ::testing::Range(0, tgv::detail::kNumSm90Tactics));
+
 // A factor beyond Hopper's largest cluster (16) is an invalid option on every
 // device: refused before anything runs, nothing written.
 TEST(TgvSplitKLimit, BeyondClusterLimitIsRefused) {

@@ -24,6 +24,9 @@ struct Params {
   // (perf-notes §20). A CTA launched beside its PDL predecessor (its
   // griddepcontrol.wait waits) keeps the whole ring in flight, as before.
   int32_t w_lead;
+  // 2: the consumers of a narrow 64-row tile split the ring's stages between
+  // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
+  int32_t k_groups;
   int32_t split_k;
   // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
   // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.

@@ -11,6 +11,14 @@
 //   warpgroup 0          producers: warp 0 streams W, warp 1 streams x
 //   warpgroups 1..       consumers: wgmma over 64 weight rows each, then the epilogue
 //
+// K groups: a warpgroup retires one stage's wgmma batch at a time, and for a
+// narrow token tile that batch's latency, not the memory, sets the stream rate
+// (one warpgroup: ~50 GB/s per SM whatever the ring depth, perf-notes §25). So
+// a narrow 64-row tile has two consumer warpgroups taking the ring's stages in
+// turn, on the grids the launcher asks (Params::k_groups); their partial sums
+// meet in registers of group 0, in group order, before the epilogue: bitwise
+// repeatable.
+//
 // Split-K: with split_k > 1, the split_k CTAs of a cluster share one output tile,
 // each streaming a contiguous slice of the K blocks. The partial sums meet in
 // the leader's registers through distributed shared memory, added in rank
@@ -69,6 +77,9 @@ constexpr auto chunk_layout() {
   }
 }
 
+// Token tiles up to this wide get two K groups of consumers (see the top).
+inline constexpr int kKGroupMaxTokens = 32;
+
 // Elem_: the input type, bfloat16_t or half_t (the wgmma instruction's A/B type).
 template <int kCtaM_, int kCtaN_, int kCtaK_, GMMA::Major kMajorW_, GMMA::Major kMajorX_, class Elem_ = bf16>
 struct Traits {
@@ -83,8 +94,18 @@ struct Traits {
   static_assert(kMajorX == GMMA::Major::K || kCtaN <= 64 || kCtaN % 64 == 0,
                 "an MN-major token tile wider than 64 is whole 64-token TMA boxes");
 
-  static constexpr int kConsumers = kCtaM / 64;
+  static constexpr int kRowGroups = kCtaM / 64;  // consumer warpgroups along M, 64 rows each
+  // Two K groups for 64-row tiles only: with two row groups the block's 640
+  // threads measured slower than one K group (perf-notes §25).
+  static constexpr int kKGroups = kCtaM == 64 && kCtaN <= kKGroupMaxTokens ? 2 : 1;
+  static constexpr int kConsumers = kRowGroups * kKGroups;
   static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kEpilogueThreads = 128 * kRowGroups;  // K group 0: the epilogue's threads
+  // setmaxnreg 40 / 232 for two row groups. Not with K groups: their
+  // accumulators are few, and the pool setmaxnreg draws on is the block's
+  // registers at launch, not the SM's 64K (the 640-thread variant with
+  // 40 / 112 hung on the H200).
+  static constexpr bool kRegRealloc = kConsumers > 1 && kKGroups == 1;  // the 128-row tiles
   static constexpr int kChunkBytesW = kCtaM * kChunkK * 2;
   static constexpr int kChunkBytesX = kCtaN * kChunkK * 2;
   static constexpr int kBoxBytes = 64 * kChunkK * 2;  // one 64-row MN-major box
@@ -123,7 +144,7 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
                                          float bias_lo, float bias_hi, int o0, int m0, int batch, int row_lo,
                                          int orow, int lane, int cthread) {
   constexpr bool kPlain = Plain::value;
-  constexpr int kConsumerThreads = 128 * T::kConsumers;
+  constexpr int kConsumerThreads = T::kEpilogueThreads;
   const bool gate_pairs = !kPlain && p.act != kActNone;
   const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
   // Where acc[i] goes in the tile: output column (gated: the thread's one) and
@@ -318,7 +339,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     cute::prefetch_tma_descriptor(&tmap_x);
     for (int s = 0; s < p.stages; ++s) {
       Barrier::init(full + s, 2);               // one arrive per producer, plus the bytes
-      Barrier::init(empty + s, T::kConsumers);  // one arrive per consumer warpgroup
+      Barrier::init(empty + s, T::kRowGroups);  // one arrive per warpgroup of the K group that takes it
     }
     Barrier::init(pace, 1);
     cutlass::arch::fence_barrier_init();
@@ -327,7 +348,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
   if (warpgroup == 0) {
     // Producers need few registers; give them to the consumers' accumulators.
-    if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_dealloc<40>();
+    if constexpr (T::kRegRealloc) cutlass::arch::warpgroup_reg_dealloc<40>();
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
       hooks.point(kTraceFirstIssue);
@@ -398,15 +419,33 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
 
   // ---- consumers -----------------------------------------------------------
-  if constexpr (T::kConsumers > 1) cutlass::arch::warpgroup_reg_alloc<232>();
-  const int consumer = warpgroup - 1;  // owns weight rows [64*consumer, 64*consumer + 64) of the tile
+  if constexpr (T::kRegRealloc) cutlass::arch::warpgroup_reg_alloc<232>();
+  const int consumer = warpgroup - 1;
+  const int row_group = consumer % T::kRowGroups;  // owns weight rows [64*row_group, 64*row_group + 64)
+  const int k_group = consumer / T::kRowGroups;    // takes the segment's K blocks kb_begin + k_group + i*k_groups
+  // Stream-K keeps one K group: its producers refill the ring while a segment's
+  // partial tile is fixed up, so there are no drained bytes for the groups to meet in.
+  // So does a ring under 4 stages: with 2, a group would hold its previous slot
+  // while waiting for that same slot's refill (a deadlock); 3 is the least that
+  // works, 4 keeps a margin.
+  // The launcher asks for K groups only on grids small enough for the SMs'
+  // rate to bound the stream (Params::k_groups).
+  const int k_groups = p.stream_k || p.stages < 4 || p.k_groups < 2 ? 1 : T::kKGroups;
+  if (k_group >= k_groups) {
+    if (p.split_k > 1) {  // the cluster barriers count every thread
+      cute::cluster_sync();
+      cute::cluster_sync();
+    }
+    return;
+  }
+  const int active_threads = 128 * T::kRowGroups * k_groups;
   const int wthread = threadIdx.x % 128;
-  constexpr int kConsumerThreads = 128 * T::kConsumers;
-  const int cthread = threadIdx.x - 128;  // index among the consumer threads
+  constexpr int kConsumerThreads = T::kEpilogueThreads;  // K group 0, which reduces and stores
+  const int cthread = threadIdx.x - 128;  // index among the consumer threads (K group 0 first)
 
   // wgmma's accumulator fragment: thread t holds rows (t/32)*16 + (t%32)/4 + {0, 8}
   // of its warpgroup's 64, and token pairs (t%4)*2 + {0, 1} of every 8.
-  const int row_lo = consumer * 64 + (wthread / 32) * 16 + lane / 4;
+  const int row_lo = row_group * 64 + (wthread / 32) * 16 + lane / 4;
   // Gated, rows 16g..16g+7 of the tile are gate rows and 16g+8..16g+15 their
   // up rows: the thread's two rows are one output column, orow of the tile.
   const bool gate_pairs = p.act != kActNone;
@@ -422,7 +461,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
                             typename T::LayoutX{});  // (kCtaN, kChunkK)
 #pragma unroll
     for (int j = 0; j < kChunkK / 16; ++j) {
-      desc_w[j] = GMMA::make_gmma_desc<T::kMajorW>(local_tile(sW, Shape<_64, _16>{}, make_coord(consumer, j)));
+      desc_w[j] = GMMA::make_gmma_desc<T::kMajorW>(local_tile(sW, Shape<_64, _16>{}, make_coord(row_group, j)));
       desc_x[j] = GMMA::make_gmma_desc<T::kMajorX>(local_tile(sX, Shape<Int<T::kCtaN>, _16>{}, make_coord(0, j)));
     }
   }
@@ -445,11 +484,17 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // cta_k is a template parameter: with a runtime chunk count, ptxas cannot
     // prove the accumulators untouched between wgmmas and serializes them (C7515).
     int prev = -1;  // the slot whose wgmma batch is still in flight
-    for (int kb = sg.kb_begin; kb < sg.kb_end; ++kb) {
+    // This group's K blocks only, one path through the loop: a branch that
+    // skipped the other groups' stages would copy the accumulators while a
+    // wgmma batch is in flight, and ptxas then serializes the wgmmas (C7515).
+    for (int g = 0; g < k_group; ++g) ring.advance(p.stages);
+    for (int kb = sg.kb_begin + k_group; kb < sg.kb_end; kb += k_groups) {
       const int s = ring.stage;
-      Barrier::wait(full + s, ring.phase);
-      ring.advance(p.stages);
-      if (threadIdx.x == 128 && ((j == 0 && kb == sg.kb_begin) || (j == sched.num_segments - 1 && kb == sg.kb_end - 1)))
+      const uint32_t phase = ring.phase;
+      for (int g = 0; g < k_groups; ++g) ring.advance(p.stages);
+      Barrier::wait(full + s, phase);
+      if (threadIdx.x == 128 &&
+          ((j == 0 && kb == sg.kb_begin) || (j == sched.num_segments - 1 && kb + k_groups >= sg.kb_end)))
         hooks.point(j == 0 && kb == sg.kb_begin ? kTraceFirstFull : kTraceLastFull);
       if (kb == sg.kb_begin && rank == 0 && p.bias != nullptr) {
         // The barrier wait's asm has no memory clobber: without this fence the
@@ -490,7 +535,33 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // Every consumer is past its last wgmma before the ring is overwritten
     // (every TMA write has landed: each full barrier was waited on), and past
     // the previous segment's epilogue before its staging bytes are.
-    cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+    cutlass::arch::NamedBarrier::sync(active_threads, 0);
+
+    // ---- K groups: the other groups' partial sums into group 0's registers ----
+    if (k_groups > 1) {
+      auto* partial = reinterpret_cast<float*>(smem);  // the drained ring
+      const int ethread = cthread % kConsumerThreads;
+      if (k_group != 0) {
+#pragma unroll
+        for (int i = 0; i < T::kAccRegs; ++i)
+          partial[((k_group - 1) * T::kAccRegs + i) * kConsumerThreads + ethread] = acc[i];
+      }
+      cutlass::arch::NamedBarrier::sync(active_threads, 0);
+      if (k_group != 0) {
+        // Done; the split-K cluster barriers still count this warpgroup.
+        if (p.split_k > 1) {
+          cute::cluster_sync();
+          cute::cluster_sync();
+        }
+        return;
+      }
+      for (int g = 1; g < k_groups; ++g) {  // group order: bitwise repeatable
+#pragma unroll
+        for (int i = 0; i < T::kAccRegs; ++i) acc[i] += partial[((g - 1) * T::kAccRegs + i) * kConsumerThreads + ethread];
+      }
+      // Read before the epilogue's staged tile (other threads' bytes) overwrites them.
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
+    }
 
     // ---- split-K: the peers' partial sums into the leader's registers --------
     if (p.split_k > 1) {
