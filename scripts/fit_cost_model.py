@@ -22,6 +22,7 @@ of the predicted against the measured time of what is picked. Needs numpy.
 import argparse
 import collections
 import csv
+import gzip
 import math
 import re
 
@@ -72,17 +73,26 @@ def cublas_time(q, n, k, m):
     return t * (MISALIGNED_OUT_FACTOR if (n * 2) % 16 else 1.0)
 
 
-def load(paths, occ):
+def load(paths, occ, time="chain"):
+    """Sweep CSVs of either format: sweep.py's one `us` column (back to back), or
+    isolated.py --csv's chain_us and isolated_us (`time` picks one). Gzipped too."""
     points = collections.OrderedDict()
     for path in paths:
-        for r in csv.DictReader(open(path)):
+        f = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+        for r in csv.DictReader(f):
+            if "us" in r:
+                us = float(r["us"])
+            else:
+                if int(r.get("stages") or 0) != 0:
+                    continue  # the deepest ring only: what the planner runs
+                us = float(r["chain_us" if time == "chain" else "isolated_us"])
             key = (int(r["n"]), int(r["k"]), int(r["m"]))
             d = points.setdefault(key, {"tgv": {}})
             if r["cand"] == "tgv":
                 cand = (int(r["cta_m"]), int(r["cta_n"]), int(r["cta_k"]), int(r["split"]))
-                d["tgv"][cand] = float(r["us"])
-            else:
-                d[r["cand"]] = float(r["us"])
+                d["tgv"][cand] = us
+            elif r["cand"] != "auto":
+                d[r["cand"]] = us
     return points
 
 
@@ -242,17 +252,19 @@ def main():
     ap.add_argument("--occupancy", default="bench/experiments/data/cluster-occupancy-h200.txt")
     ap.add_argument("--cublas-column", default="torch",
                     help="the timing cuBLASLt's price is fitted to (torch: torch's own call; cublas: our path's)")
+    ap.add_argument("--time", choices=("chain", "isolated"), default="chain",
+                    help="with isolated.py's CSVs: back-to-back or between-kernels times (default chain)")
     ap.add_argument("--evaluate", metavar="COST_MODEL_CPP",
                     help="only evaluate the constants committed in this source (src/plan/cost_model.cpp)")
     a = ap.parse_args()
     if a.evaluate:
         occ = load_occupancy(a.occupancy)
-        evaluate_cpp(load(a.csv, occ), occ, a.evaluate)
+        evaluate_cpp(load(a.csv, occ, a.time), occ, a.evaluate)
         return
     global CUBLAS_COLUMN
     CUBLAS_COLUMN = a.cublas_column
     occ = load_occupancy(a.occupancy)
-    points = load(a.csv, occ)
+    points = load(a.csv, occ, a.time)
 
     c = {"sm_gbps": 25.0, "k64_factor": 0.8, "split_us": 0.2, "per_rank_us": 0.1, "wave_us": 2.5}
     grids = {"sm_gbps": [15, 20, 25, 30, 35, 40, 45, 50, 60, 70, 85, 100], "k64_factor": [0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0],
