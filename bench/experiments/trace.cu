@@ -7,7 +7,7 @@
 // kernel: its span on the GPU, the gap to the next kernel, and per CTA the
 // launch skew, the first load's latency, the stream, the epilogue.
 //
-//   tgv-trace N K M split_k stages pdl [count [hints [spacer [lead]]]]
+//   tgv-trace N K M split_k stages pdl [count [hints [spacer [lead [k_groups]]]]]
 //   hints 1 (default): W evict-first, x evict-last, as the library; 0: no hints
 //   spacer 1: a one-thread kernel after every GEMM, launched without PDL, as a
 //   GEMM sits between a norm and attention inside a model (perf-notes §18); the
@@ -120,7 +120,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 7) {
-    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer [lead]]]]\n");
+    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer [lead [k_groups]]]]]\n");
     return 2;
   }
   const int n = std::atoi(argv[1]), k = std::atoi(argv[2]), m = std::atoi(argv[3]);
@@ -130,6 +130,7 @@ int main(int argc, char** argv) {
   const bool hints = argc > 8 ? std::atoi(argv[8]) != 0 : true;
   const bool spacer = argc > 9 && std::atoi(argv[9]) != 0;
   const int lead = argc > 10 ? std::atoi(argv[10]) : 0;
+  const int k_groups = argc > 11 ? std::atoi(argv[11]) : 2;
   if (m > T::kCtaN || k % TRACE_CTA_K != 0 || stages < 2 || stages > detail::kMaxStages) {
     std::fprintf(stderr, "need M <= %d, K %% %d == 0, stages in [2, %d]\n", T::kCtaN, T::kCtaK, detail::kMaxStages);
     return 2;
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
   p.stages = stages;
   p.split_k = split;
   p.w_lead = lead;
-  p.k_groups = 2;  // wherever the tile has them (the library's launcher: small grids only)
+  p.k_groups = k_groups;  // 2: wherever the tile has them (the library's launcher: small grids only)
   p.w_folded = 1;
   p.x_folded = 1;
   p.out_row_major = 1;

@@ -19,6 +19,15 @@ struct RingCursor {
       phase ^= 1;
     }
   }
+  // n steps at once, n <= stages: one compare, not a loop, on a consumer's
+  // path between two wgmma batches.
+  __device__ void advance(int stages, int n) {
+    stage += n;
+    if (stage >= stages) {
+      stage -= stages;
+      phase ^= 1;
+    }
+  }
 };
 
 }  // namespace tgv::kernels

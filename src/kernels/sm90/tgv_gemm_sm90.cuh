@@ -135,6 +135,28 @@ __device__ __forceinline__ void wgmma(uint64_t desc_w, uint64_t desc_x, float* a
   Mma::fma(desc_w, desc_x, acc[I]..., GMMA::ScaleOut::One);
 }
 
+// A wgmma shared-memory descriptor as its two words. The start address (low
+// word, bits 0-13, 16-byte units) of any address in the 228 KB of shared memory
+// is under 2^14, so a stage's or a chunk's byte offset is one 32-bit add on the
+// low word that never carries; the high word (stride, swizzle) is the same for
+// every stage. A 64-bit add there costs ptxas a carry chain and register moves
+// per wgmma, and a narrow tile's consumer is bound by its instruction issue
+// between batches, not by the tensor cores.
+struct SmemDesc {
+  uint32_t lo = 0, hi = 0;
+  SmemDesc() = default;
+  __device__ explicit SmemDesc(uint64_t d) : lo(uint32_t(d)), hi(uint32_t(d >> 32)) {
+    // Opaque from here: else the compiler recomputes the descriptor's bit
+    // fields from the shared-memory base inside the main loop, per wgmma.
+    asm volatile("" : "+r"(lo), "+r"(hi));
+  }
+  __device__ uint64_t at(uint32_t offset16) const {
+    uint64_t d;
+    asm("mov.b64 %0, {%1, %2};" : "=l"(d) : "r"(lo + offset16), "r"(hi));
+    return d;
+  }
+};
+
 // The epilogue's stores. kPlain (a std::bool_constant): bf16 out of acc + bias,
 // as before the epilogues; else acc already holds out's values (gated: only
 // i % 4 < 2), and the residual, out's type and the gating are Params fields.
@@ -454,15 +476,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // Descriptors of each k16 step of stage 0's first chunk. Every other stage and
   // chunk is the same layout at a byte offset, added to the start-address field
   // (16-byte units), so the main loop spends one add per wgmma on addressing.
-  uint64_t desc_w[kChunkK / 16], desc_x[kChunkK / 16];
+  SmemDesc desc_w[kChunkK / 16] = {}, desc_x[kChunkK / 16] = {};
   {
     Tensor sW = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(smem)), typename T::LayoutW{});  // (kCtaM, kChunkK)
     Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(smem + w_stage_bytes)),
                             typename T::LayoutX{});  // (kCtaN, kChunkK)
 #pragma unroll
     for (int j = 0; j < kChunkK / 16; ++j) {
-      desc_w[j] = GMMA::make_gmma_desc<T::kMajorW>(local_tile(sW, Shape<_64, _16>{}, make_coord(row_group, j)));
-      desc_x[j] = GMMA::make_gmma_desc<T::kMajorX>(local_tile(sX, Shape<Int<T::kCtaN>, _16>{}, make_coord(0, j)));
+      desc_w[j] = SmemDesc(GMMA::make_gmma_desc<T::kMajorW>(local_tile(sW, Shape<_64, _16>{}, make_coord(row_group, j))));
+      desc_x[j] = SmemDesc(GMMA::make_gmma_desc<T::kMajorX>(local_tile(sX, Shape<Int<T::kCtaN>, _16>{}, make_coord(0, j))));
     }
   }
 
@@ -487,11 +509,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // This group's K blocks only, one path through the loop: a branch that
     // skipped the other groups' stages would copy the accumulators while a
     // wgmma batch is in flight, and ptxas then serializes the wgmmas (C7515).
-    for (int g = 0; g < k_group; ++g) ring.advance(p.stages);
+    if (k_group > 0) ring.advance(p.stages, k_group);
     for (int kb = sg.kb_begin + k_group; kb < sg.kb_end; kb += k_groups) {
       const int s = ring.stage;
       const uint32_t phase = ring.phase;
-      for (int g = 0; g < k_groups; ++g) ring.advance(p.stages);
+      ring.advance(p.stages, k_groups);
       Barrier::wait(full + s, phase);
       if (threadIdx.x == 128 &&
           ((j == 0 && kb == sg.kb_begin) || (j == sched.num_segments - 1 && kb + k_groups >= sg.kb_end)))
@@ -508,13 +530,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
       for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
       warpgroup_arrive();
+      const uint32_t s_off = uint32_t(s * stage_bytes) >> 4;
 #pragma unroll
       for (int c = 0; c < T::kChunks; ++c) {
-        const uint32_t w_off = uint32_t(s * stage_bytes + c * T::kChunkBytesW) >> 4;
-        const uint32_t x_off = uint32_t(s * stage_bytes + c * T::kChunkBytesX) >> 4;
+        const uint32_t w_off = s_off + uint32_t(c * T::kChunkBytesW >> 4);
+        const uint32_t x_off = s_off + uint32_t(c * T::kChunkBytesX >> 4);
 #pragma unroll
         for (int jj = 0; jj < kChunkK / 16; ++jj)
-          wgmma<typename T::Mma>(desc_w[jj] + w_off, desc_x[jj] + x_off, acc, std::make_index_sequence<T::kAccRegs>{});
+          wgmma<typename T::Mma>(desc_w[jj].at(w_off), desc_x[jj].at(x_off), acc,
+                                 std::make_index_sequence<T::kAccRegs>{});
       }
       warpgroup_commit_batch();
       // One batch stays in flight while the next stage is awaited; the previous
