@@ -43,9 +43,10 @@ inline constexpr double kSm90InflightBytes = 10e6;
 // at most kSm90KGroupMaxCtas CTAs (the kernel uses it where its tile has K
 // groups: 64 rows, at most 32 tokens). A narrow 64-row tile's one consumer
 // warpgroup streams W at ~50 GB/s per SM, so a grid that small is bound by its
-// SMs, not HBM, and a second warpgroup taking every other stage speeds it up;
-// on larger grids the H200 measured it slower back to back (perf-notes §25).
-inline constexpr int64_t kSm90KGroupMaxCtas = 64;
+// SMs, not HBM, and a second warpgroup taking every other stage speeds it up.
+// The H200 measured it faster both ways at 80 CTAs, faster between kernels but
+// slower back to back at 96 (perf-notes §27).
+inline constexpr int64_t kSm90KGroupMaxCtas = 80;
 int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k);
 
 // Params::w_lead for tactic t at split_k (stream-K: over stream_k_ctas CTAs)

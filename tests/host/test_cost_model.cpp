@@ -169,13 +169,15 @@ TEST(CostModel, KGroupsOnSmallGridsOnly) {
   ASSERT_EQ(t.cta_m, 64);
   EXPECT_EQ(sm90_k_groups(desc(1, 3072, 2048), t, 1), 2);   // 48 CTAs
   EXPECT_EQ(sm90_k_groups(desc(1, 4096, 2048), t, 1), 2);   // 64
-  EXPECT_EQ(sm90_k_groups(desc(1, 4160, 2048), t, 1), 1);   // 65
-  EXPECT_EQ(sm90_k_groups(desc(1, 2048, 4096), t, 2), 2);   // 32 clusters of 2
-  EXPECT_EQ(sm90_k_groups(desc(1, 4096, 4096), t, 2), 1);   // 64 clusters of 2: 128 CTAs
+  EXPECT_EQ(sm90_k_groups(desc(1, 5120, 2048), t, 1), 2);   // 80
+  EXPECT_EQ(sm90_k_groups(desc(1, 5184, 2048), t, 1), 1);   // 81
+  EXPECT_EQ(sm90_k_groups(desc(1, 2560, 4096), t, 2), 2);   // 40 clusters of 2
+  EXPECT_EQ(sm90_k_groups(desc(1, 2624, 4096), t, 2), 1);   // 41 clusters of 2: 82 CTAs
   EXPECT_EQ(sm90_k_groups(desc(1, 640, 8192), t, 5), 2);    // 10 x 5
   EXPECT_EQ(sm90_k_groups(desc(1, 1024, 4096), t, kSplitKStream), 1);
   EXPECT_EQ(sm90_k_groups(desc(1, 2048, 2048, 2), t, 1), 2);  // 32 tiles x 2 batches
   EXPECT_EQ(sm90_k_groups(desc(1, 2048, 2048, 3), t, 1), 1);  // 96 CTAs
+  EXPECT_EQ(sm90_k_groups(desc(1, 2560, 2048, 2), t, 1), 2);  // 80 CTAs
 }
 
 // Params::w_lead: the W stages each resident CTA keeps in flight once x loads

@@ -349,7 +349,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // there it has its own bytes after the reserve (src/tactics sizes them).
   uint8_t* epilogue_smem = p.stream_k ? smem + p.stages * stage_bytes + detail::kSmemReserveBytes : smem;
 
-  const int warpgroup = threadIdx.x / 128;
+  // Broadcast, so the compiler knows the warpgroup (and so the consumer's row and
+  // K group, its descriptors and ring cursor) is warp-uniform: the descriptor
+  // arithmetic then runs on the uniform datapath, with no R2UR move per wgmma.
+  const int warpgroup = __shfl_sync(0xffffffff, threadIdx.x / 128, 0);
   const int warp = __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
   const int lane = threadIdx.x % 32;
   const int rank = p.stream_k ? 0 : blockIdx.x % p.split_k;  // rank in the split-K cluster
