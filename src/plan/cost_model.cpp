@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -12,20 +13,22 @@
 namespace tgv::detail {
 namespace {
 
-// Fitted on the H200 (132 SMs, 4.5 TB/s read) to 11,000 candidate timings over
-// 114 decode shapes x M in {1, 16, 32, 64, 128}, untuned, 2026-12-03
-// (scripts/fit_cost_model.py over bench/experiments/data/sweep-*h200-2026-12-03.csv).
-// The rate, factor and split constants rank the candidates (fitted to the
-// count of points whose pick lands within 5% of the measured best); the price
-// per token tile (fixed + scale x the ranking's time + scale x the weights'
-// HBM time, least squares over the picks) sets the pick against cuBLASLt.
+// Fitted on the H200 (132 SMs, 4.5 TB/s read) to 12,500 candidate timings,
+// back to back, of the kernel with K groups and uniform-datapath descriptors
+// (c48a95a): 223 decode weights >= 4 MB x M in {1, 4, 16, 32}, untuned,
+// 2026-12-04 (docs/data/2026-12-04-h200-eve/sweep-m1-4-16-32.csv.gz), with the
+// M = 64 points of 2026-12-03's sweep (docs/data/2026-12-03-h200-late/) for the
+// 64-token tile; scripts/fit_cost_model.py, perf-notes §28. The rates and
+// split constants rank the candidates (coordinate search on the points whose
+// pick lands within 5% of the measured best, less two for each pick under 0.98x
+// torch's time); the price per token tile (fixed + scale x the ranking's time +
+// scale x the weights' HBM time, least squares of relative error over the
+// picks) sets the pick against cuBLASLt.
 constexpr double kHbmGbps = 4500;     // read bandwidth the sweep's GPU measured
 constexpr double kPeakHbmGbps = 4814; // its peak from the memory clock and bus width: 2 x 3201 MHz x 6016 bits
-constexpr double kSmGbps = 15;        // per-SM stream rate of a 128-column stage
-constexpr double kK64Factor = 0.6;    // 64-column stages: smaller TMA boxes (perf-notes §4)
-constexpr double kSplitUs = 0.0;      // a split-K cluster's two barriers: below the fit's resolution
-constexpr double kPerRankUs = 0.0;    // each peer's partials through DSMEM: likewise
-constexpr double kWaveUs = 3.0;       // a wave's tail and the next one's first loads
+constexpr double kSplitUs = 0.1;      // a split-K cluster's two barriers
+constexpr double kPerRankUs = 0.1;    // each peer's partials through DSMEM
+constexpr double kWaveUs = 0.0;       // a wave's tail: below the fit's resolution
 // Stream-K's fix-up: partial tiles through L2 and the last contributor's sum.
 // Not yet fitted (no sweep of stream-K yet): a guess that keeps it to shapes
 // where the waves it saves are worth more than a split cluster would give.
@@ -33,13 +36,28 @@ constexpr double kStreamKFixupUs = 1.5;
 // Whether auto's candidates include stream-K: not until its price is fitted.
 constexpr bool kStreamKInAuto = false;
 
+// A CTA's weight-stream rate by its stage geometry and its consumer
+// warpgroups: a 64-row tile has one, or two K groups (sm90_k_groups); a 128-row
+// tile has two row groups. Ranking constants, not bandwidths a CTA reaches alone
+// (one 64x128 CTA with two K groups streamed ~90 GB/s, perf-notes §28).
+struct Rate {
+  int32_t cta_m, cta_k, k_groups;
+  double gbps;
+};
+constexpr Rate kSm90Rate[] = {
+    {64, 64, 1, 40},  {64, 64, 2, 50},  {64, 128, 1, 60},
+    {64, 128, 2, 120}, {128, 64, 1, 40}, {128, 128, 1, 20},
+};
+
 struct Price {
   int32_t cta_n;
   double fixed_us, body_scale, floor_scale;
 };
+// 128 tokens: no sweep of this kernel yet; the 64-token price scaled by the
+// ratios the two had in 2026-12-03's fit (perf-notes §28).
 constexpr Price kSm90Price[] = {
-    {8, 2.848, 0.152, 0.681},  {16, 3.101, 0.178, 0.614}, {32, 3.525, 0.195, 0.576},
-    {64, 3.485, 0.202, 0.623}, {128, 4.168, 0.241, 0.758},
+    {8, 2.175, 0.433, 0.655},  {16, 2.466, 0.477, 0.615}, {32, 3.018, 0.421, 0.685},
+    {64, 3.571, 0.908, 0.207}, {128, 4.270, 1.083, 0.252},
 };
 
 // cuBLASLt per token count: fixed + weight bytes / rate + flops / rate, fitted
@@ -50,15 +68,15 @@ struct CublasPrice {
   double fixed_us, gbps, tflops;
 };
 constexpr CublasPrice kCublasPrice[] = {
-    {1, 5.211, 4294, 4294293}, {16, 5.028, 4201, 262547}, {32, 4.651, 4109, 128401},
-    {64, 3.504, 3863, 60352},  {128, 4.570, 3882, 30326},
+    {1, 5.285, 4309, 4308641}, {4, 5.198, 4284, 1071015}, {16, 4.954, 4192, 261997},
+    {32, 4.623, 4112, 128511}, {64, 3.928, 4046, 63214},  {128, 4.570, 3882, 30326},
 };
 
 // cuBLASLt serves unless our prediction beats its own by this much: a pick
 // the model gets wrong costs more where our kernel then loses than the last
-// percent of the mean is worth (fit_cost_model.py's margin scan over 570
-// sweep points: 8 under 0.98x torch at these margins, 33 at none).
-constexpr double kCublasMarginSmallM = 0.05;  // M <= 32
+// percent of the mean is worth (fit_cost_model.py's margin scan over the 892
+// points at M <= 32: 39 under 0.98x torch at 10%, 49 at 5%, 101 at none).
+constexpr double kCublasMarginSmallM = 0.10;  // M <= 32
 constexpr double kCublasMarginLargeM = 0.10;
 // Out rows not 16-byte aligned (an odd N) keep cuBLASLt off its Hopper kernels
 // that store through TMA: the sweep's 4097 x 4104 ran 1.4x (M = 1) to 5x (M = 64)
@@ -81,14 +99,28 @@ const Price& price_for(int32_t cta_n) {
   return kSm90Price[sizeof(kSm90Price) / sizeof(kSm90Price[0]) - 1];  // 256 tokens: the widest fitted
 }
 
+// kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
+// fitted ones takes the rate of its rows and K block, one group).
+double sm90_rate_gbps(const Tactic& t, int32_t k_groups) {
+  const int32_t groups = t.cta_m == 64 && t.cta_n <= 32 ? k_groups : 1;  // where the kernel has K groups
+  const Rate* best = nullptr;
+  for (const Rate& r : kSm90Rate) {
+    if (r.cta_m == t.cta_m && r.cta_k == t.cta_k && r.k_groups == groups) return r.gbps;
+    if (r.k_groups == 1 && (best == nullptr || std::abs(r.cta_m - t.cta_m) + std::abs(r.cta_k - t.cta_k) <
+                                                   std::abs(best->cta_m - t.cta_m) + std::abs(best->cta_k - t.cta_k)))
+      best = &r;
+  }
+  return best->gbps;
+}
+
 // The predicted time less the fixed cost: the waves of streaming.
 double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const DeviceInfo& dev) {
   const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
-  const double box = t.cta_k == 64 ? kK64Factor : 1.0;
   const double hbm = kHbmGbps * bandwidth_scale(dev);
+  const double sm_gbps = sm90_rate_gbps(t, split == kSplitKStream ? 1 : sm90_k_groups(g, t, split));
   auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
-    return bytes_per_cta / std::min(kSmGbps * bandwidth_scale(dev) * box, hbm / double(active)) * 1e-3;
+    return bytes_per_cta / std::min(sm_gbps * bandwidth_scale(dev), hbm / double(active)) * 1e-3;
   };
   if (split == kSplitKStream) {
     const int64_t ctas = stream_k_ctas(g, t, dev);
