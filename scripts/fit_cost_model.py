@@ -65,6 +65,8 @@ def tgv_body(c, n, k, m, cand, occ):
     bytes_cta = cta_m * kb_cta * cta_k * 2
     rate = min(sm_rate(c, cta_m, cta_n, cta_k, tiles * split), HBM_GBPS / active)
     t = waves * bytes_cta / rate * 1e-3 + (waves - 1) * c["wave_us"]
+    if 2 * active > SMS and 4 * active < 3 * SMS:
+        t *= 1.0 + c.get("part_factor", 0.0)  # the next call's grid finds too few free SMs to start whole
     if split > 1:
         t += c["split_us"] + c["per_rank_us"] * (split - 1)
     return t
@@ -221,7 +223,8 @@ def cpp_model(path):
     body = lambda name: src[src.index(name):src.index("};", src.index(name))]
     c = {"rate_%s_%s_%s" % m[:3]: float(m[3])
          for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body("kSm90Rate[]"))}
-    c.update(split_us=const("kSplitUs"), per_rank_us=const("kPerRankUs"), wave_us=const("kWaveUs"))
+    c.update(split_us=const("kSplitUs"), per_rank_us=const("kPerRankUs"), wave_us=const("kWaveUs"),
+             part_factor=const("kPartialGridFactor") if "kPartialGridFactor" in src else 0.0)
     prices = {int(m[0]): np.array([float(v) for v in m[1:]])
               for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body("kSm90Price[]"))}
     cub = {int(m[0]): (float(m[1]), float(m[2]), float(m[3]))
@@ -287,10 +290,10 @@ def main():
     points = load(a.csv, occ, a.time)
 
     rates = ["rate_64_64_1", "rate_64_64_2", "rate_64_128_1", "rate_64_128_2", "rate_128_64_1", "rate_128_128_1"]
-    c = dict({r: 50.0 for r in rates}, split_us=0.2, per_rank_us=0.1, wave_us=2.5)
+    c = dict({r: 50.0 for r in rates}, split_us=0.2, per_rank_us=0.1, wave_us=2.5, part_factor=0.0)
     grids = dict({r: [20, 30, 40, 50, 60, 70, 85, 100, 120, 150] for r in rates},
                  split_us=[0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0], per_rank_us=[0, 0.05, 0.1, 0.2, 0.3, 0.5],
-                 wave_us=[0, 1, 2, 2.5, 3, 4, 6])
+                 wave_us=[0, 1, 2, 2.5, 3, 4, 6], part_factor=[0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
     cub = fit_cublas(points, a.cublas_column)
     best = evaluate(c, points, occ, cub)[0]
     for _ in range(4):  # coordinate search: each constant over its grid, the others held

@@ -26,9 +26,16 @@ namespace {
 // picks) sets the pick against cuBLASLt.
 constexpr double kHbmGbps = 4500;     // read bandwidth the sweep's GPU measured
 constexpr double kPeakHbmGbps = 4814; // its peak from the memory clock and bus width: 2 x 3201 MHz x 6016 bits
-constexpr double kSplitUs = 0.1;      // a split-K cluster's two barriers
-constexpr double kPerRankUs = 0.1;    // each peer's partials through DSMEM
-constexpr double kWaveUs = 0.0;       // a wave's tail: below the fit's resolution
+constexpr double kSplitUs = 0.0;      // a split-K cluster's two barriers: below the fit's resolution
+constexpr double kPerRankUs = 0.0;    // each peer's partials through DSMEM: likewise
+constexpr double kWaveUs = 0.0;       // a wave's tail: likewise
+// A grid of more than half the SMs but under three quarters of them streams
+// this much slower: the next call's grid (PDL) finds too few free SMs to start
+// whole, and its late CTAs finish after the rest. The sweep's 64-row tiles on
+// 72-96 CTAs (4608-6144 rows) lost to cuBLAS by up to 22% back to back; the
+// factor took the corpus points under 0.98x torch from 64 to 19, measured back
+// to back, at no cost to the geomeans beyond noise (perf-notes §28).
+constexpr double kPartialGridFactor = 0.75;
 // Stream-K's fix-up: partial tiles through L2 and the last contributor's sum.
 // Not yet fitted (no sweep of stream-K yet): a guess that keeps it to shapes
 // where the waves it saves are worth more than a split cluster would give.
@@ -45,8 +52,8 @@ struct Rate {
   double gbps;
 };
 constexpr Rate kSm90Rate[] = {
-    {64, 64, 1, 40},  {64, 64, 2, 50},  {64, 128, 1, 60},
-    {64, 128, 2, 120}, {128, 64, 1, 40}, {128, 128, 1, 20},
+    {64, 64, 1, 40},  {64, 64, 2, 50},  {64, 128, 1, 20},
+    {64, 128, 2, 85}, {128, 64, 1, 85}, {128, 128, 1, 20},
 };
 
 struct Price {
@@ -56,8 +63,8 @@ struct Price {
 // 128 tokens: no sweep of this kernel yet; the 64-token price scaled by the
 // ratios the two had in 2026-12-03's fit (perf-notes §28).
 constexpr Price kSm90Price[] = {
-    {8, 2.175, 0.433, 0.655},  {16, 2.466, 0.477, 0.615}, {32, 3.018, 0.421, 0.685},
-    {64, 3.571, 0.908, 0.207}, {128, 4.270, 1.083, 0.252},
+    {8, 2.003, 0.415, 0.688},  {16, 2.262, 0.454, 0.654}, {32, 2.791, 0.537, 0.584},
+    {64, 4.197, 0.904, 0.198}, {128, 5.017, 1.078, 0.241},
 };
 
 // cuBLASLt per token count: fixed + weight bytes / rate + flops / rate, fitted
@@ -75,7 +82,7 @@ constexpr CublasPrice kCublasPrice[] = {
 // cuBLASLt serves unless our prediction beats its own by this much: a pick
 // the model gets wrong costs more where our kernel then loses than the last
 // percent of the mean is worth (fit_cost_model.py's margin scan over the 892
-// points at M <= 32: 39 under 0.98x torch at 10%, 49 at 5%, 101 at none).
+// points at M <= 32: 4 under 0.98x torch at 10%, 12 at 5%, 51 at none).
 constexpr double kCublasMarginSmallM = 0.10;  // M <= 32
 constexpr double kCublasMarginLargeM = 0.10;
 // Out rows not 16-byte aligned (an odd N) keep cuBLASLt off its Hopper kernels
@@ -134,6 +141,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t kb_per_cta = ceil_div(k_blocks, split);
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
               double(waves - 1) * kWaveUs;
+  if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms)) us *= 1.0 + kPartialGridFactor;
   if (split > 1) us += kSplitUs + kPerRankUs * (split - 1);
   return us;
 }
