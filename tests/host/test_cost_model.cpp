@@ -120,6 +120,28 @@ TEST(CostModel, SplitsToFillTheResidentClusters) {
   EXPECT_EQ(resident_clusters(hopper(132), 4), 30);
 }
 
+// A grid of more than half and under three quarters of the SMs is priced as
+// slower per byte than the grids on either side of it: under PDL the next call
+// cannot start whole beside it (perf-notes §29).
+TEST(CostModel, PartialGridsArePricedSlowerPerByte) {
+  const DeviceInfo dev = hopper(132);
+  int32_t t64 = -1;
+  for (int32_t i = 0; i < kNumTactics; ++i)
+    if (tactics()[i].arch == 90 && tactics()[i].cta_m == 64 && tactics()[i].cta_n == 8 && tactics()[i].cta_k == 128)
+      t64 = i;
+  ASSERT_GE(t64, 0);
+  const Tactic& t = tactic(t64);
+  // 64-row tiles, split 1, one wave without K groups (over 80 CTAs): 98 CTAs
+  // are a partial grid, 100 are not.
+  auto per_row = [&](const DeviceInfo& d, int64_t ctas) {
+    return predict_sm90_us(desc(1, 64 * ctas, 16384), t, 1, d) / double(ctas);
+  };
+  EXPECT_GT(per_row(dev, 98), 1.2 * per_row(dev, 100));
+  // Not on a device whose SMs 98 CTAs do not leave short: 192 SMs.
+  const DeviceInfo big = hopper(192, false);
+  EXPECT_LT(per_row(big, 90), 1.1 * per_row(big, 100));
+}
+
 TEST(CostModel, ExplicitTacticOrSplitFixesThatPart) {
   const DeviceInfo dev = hopper(132);
   const GemmDesc g = desc(8, 4096, 4096);
