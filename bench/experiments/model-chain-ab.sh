@@ -4,7 +4,8 @@
 # 2026-12-04 evening refit, 1362175), L1/L2 = variants staged in
 # build-gpu/carry/var.tgz, each a tgv-bench and a libtgv_gemm.so built with one
 # src/plan/cost_model.cpp (L1: aa4e3cf's; L2: aa4e3cf's plus the partial-grid
-# factor, the model committed after this run); the tarball holds L1/ and L2/. Chains alternated twice; then the
+# factor, the model committed after this run), staged by
+# bench/experiments/stage-variants.sh. Chains alternated twice; then the
 # corpus both ways for L1 and L2. Run ON the device from the repository root.
 set -u
 c=build-gpu/carry; o=/tmp/o; mkdir -p $o /tmp/var
