@@ -3,7 +3,9 @@
 # (stream-K's walk over whole tiles, one CTA per SM at most) against one tile
 # per CTA and classic stream-K, on a build of the tree with
 # bench/experiments/persistent-schedule.patch applied (git apply; not in the
-# library: it lost in the decoder-layer chain). The patch reads two switches:
+# library: it lost in the decoder-layer chain). The patch reads two switches
+# (since round 1 the plan, not the launcher, sizes the persistent grid, so
+# w_lead counts its real CTAs: 6 stages instead of 5 for the 8B gate_up):
 # TGV_EXP_PERSIST=1 makes a stream-K launch persistent; TGV_EXP_PERSIST_AUTO=1
 # makes a split-1 plan of more tiles than SMs a stream-K one. Run ON the device
 # machine from the repository root; results tarred into $OUT.
