@@ -49,7 +49,8 @@ def load_occupancy(path):
 def sm_rate(c, cta_m, cta_n, cta_k, ctas):
     """A CTA's stream rate (GB/s) by its stage geometry and consumer warpgroups:
     a 64-row tile has one, or two K groups on small grids (sm90_k_groups); a
-    128-row tile two row groups. cost_model.cpp's kSm90Rate."""
+    128-row tile two row groups. cost_model.cpp's kSm90Rate; the tiles with K
+    groups are tactics.hpp's sm90_tile_has_k_groups."""
     kg = 2 if cta_m == 64 and cta_n <= 32 and ctas <= K_GROUP_MAX_CTAS else 1
     return c["rate_%d_%d_%d" % (cta_m, cta_k, kg)]
 

@@ -114,7 +114,7 @@ const Price& price_for(int32_t cta_n) {
 // kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
 // fitted ones takes the rate of its rows and K block, one group).
 double sm90_rate_gbps(const Tactic& t, int32_t k_groups) {
-  const int32_t groups = t.cta_m == 64 && t.cta_n <= 32 ? k_groups : 1;  // where the kernel has K groups
+  const int32_t groups = sm90_tile_has_k_groups(t.cta_m, t.cta_n) ? k_groups : 1;
   const Rate* best = nullptr;
   for (const Rate& r : kSm90Rate) {
     if (r.cta_m == t.cta_m && r.cta_k == t.cta_k && r.k_groups == groups) return r.gbps;

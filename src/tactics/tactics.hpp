@@ -143,6 +143,13 @@ inline constexpr int64_t sm90_epilogue_bytes(int64_t cta_m, int64_t cta_n) {
 }
 inline constexpr int64_t sm90_partial_bytes(int64_t cta_m, int64_t cta_n) { return cta_m * cta_n * 4; }
 
+// SM90 tiles whose consumers form two K groups (the kernel's kKGroups): 64 weight
+// rows, one consumer warpgroup otherwise, and token tiles up to this wide.
+inline constexpr int32_t kKGroupMaxTokens = 32;
+inline constexpr bool sm90_tile_has_k_groups(int64_t cta_m, int64_t cta_n) {
+  return cta_m == 64 && cta_n <= kKGroupMaxTokens;
+}
+
 // Stream-K (split_k == kSplitKStream, TGV_SPLIT_K_STREAM): one CTA per SM over
 // the flat (tile, K block) space (src/kernels/sm90/schedule.cuh). Its producers
 // refill the ring while a segment's epilogue runs, so a staged epilogue (token

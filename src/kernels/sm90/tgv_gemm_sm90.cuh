@@ -77,9 +77,6 @@ constexpr auto chunk_layout() {
   }
 }
 
-// Token tiles up to this wide get two K groups of consumers (see the top).
-inline constexpr int kKGroupMaxTokens = 32;
-
 // Elem_: the input type, bfloat16_t or half_t (the wgmma instruction's A/B type).
 template <int kCtaM_, int kCtaN_, int kCtaK_, GMMA::Major kMajorW_, GMMA::Major kMajorX_, class Elem_ = bf16>
 struct Traits {
@@ -97,7 +94,7 @@ struct Traits {
   static constexpr int kRowGroups = kCtaM / 64;  // consumer warpgroups along M, 64 rows each
   // Two K groups for 64-row tiles only: with two row groups the block's 640
   // threads measured slower than one K group (perf-notes §25).
-  static constexpr int kKGroups = kCtaM == 64 && kCtaN <= kKGroupMaxTokens ? 2 : 1;
+  static constexpr int kKGroups = detail::sm90_tile_has_k_groups(kCtaM, kCtaN) ? 2 : 1;
   static constexpr int kConsumers = kRowGroups * kKGroups;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kEpilogueThreads = 128 * kRowGroups;  // K group 0: the epilogue's threads
