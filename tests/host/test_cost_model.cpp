@@ -121,8 +121,8 @@ TEST(CostModel, SplitsToFillTheResidentClusters) {
 }
 
 // A grid of more than half and under three quarters of the SMs is priced as
-// slower per byte than the grids on either side of it: under PDL the next call
-// cannot start whole beside it (perf-notes §29).
+// slower per byte than a grid just above three quarters: under PDL the next
+// call cannot start whole beside it (perf-notes §29).
 TEST(CostModel, PartialGridsArePricedSlowerPerByte) {
   const DeviceInfo dev = hopper(132);
   int32_t t64 = -1;
