@@ -130,7 +130,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   const double hbm = kHbmGbps * bandwidth_scale(dev);
-  const double sm_gbps = sm90_rate_gbps(t, split == kSplitKStream ? 1 : sm90_k_groups(g, t, split));
+  const double sm_gbps = sm90_rate_gbps(t, sm90_k_groups(g, t, split));  // stream-K: one group
   auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
     return bytes_per_cta / std::min(sm_gbps * bandwidth_scale(dev), hbm / double(active)) * 1e-3;
   };
