@@ -69,14 +69,14 @@ void log_dispatch(const GemmDesc& g, const Plan& p) {
   }();
   if (!enabled) return;
   static std::mutex mutex;
-  static std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, int, int>> seen;
+  static std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, int, int, int>> seen;
   std::lock_guard<std::mutex> lock(mutex);
-  if (!seen.emplace(g.m, g.n, g.k, g.l, int(p.backend), p.tactic, p.stages).second) return;
+  if (!seen.emplace(g.m, g.n, g.k, g.l, int(p.backend), p.tactic, p.stages, p.split_k).second) return;
   if (p.backend == TGV_BACKEND_TGV) {
     const Tactic& t = tactic(p.tactic);
-    std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> tgv tactic %d (%dx%dx%d, %d stages, pdl %d)\n",
+    std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> tgv tactic %d (%dx%dx%d, %d stages, split_k %d, pdl %d)\n",
                  (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l, p.tactic, t.cta_m, t.cta_n,
-                 t.cta_k, p.stages, int(p.pdl));
+                 t.cta_k, p.stages, p.split_k, int(p.pdl));
   } else {
     std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> cublaslt\n", (long long)g.m, (long long)g.n,
                  (long long)g.k, (long long)g.l);
