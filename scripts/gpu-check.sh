@@ -76,8 +76,14 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   subset+=':Sm90/EpilogueStreamK.*m33_n1040*:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
   subset+=':*TgvPaced*/0'  # the paced W producer and its pace barrier (perf-notes §21)
   subset+=':*TgvKGroups*/0:*TgvKGroups*/6'  # two K groups of one and of two row groups (perf-notes §25)
+  # racecheck skips cuBLAS's own kernels (nvjet_*): where auto hands a test's GEMM to
+  # cuBLASLt (an H100 does for EpiloguePdl's 4096x8192 at M = 8), racecheck reports
+  # hazards inside NVIDIA's split-K kernel (2026-12-05: 21, none in ours), which this
+  # project can neither see into nor fix; memcheck and synccheck still cover them.
   for tool in memcheck racecheck synccheck; do
-    step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    filter=()
+    [ "$tool" = racecheck ] && filter=(--kernel-name-exclude kns=nvjet)
+    step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" "${filter[@]}" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$subset"
   done
 fi

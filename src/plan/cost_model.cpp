@@ -210,6 +210,14 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
 
 bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us) {
   const double margin = g.m <= 32 ? kCublasMarginSmallM : kCublasMarginLargeM;
+  // Where cuBLASLt's route needs a kernel of ours after it (a fused epilogue),
+  // the margin turns the other way: that route is two launches, a scratch round
+  // trip and a kernel boundary PDL cannot overlap, and in a decoder layer it
+  // lost by more than the model counts (perf-notes §30: on an H100 the layer's
+  // auto plan, which gave the gated gate_up and the down + residual to it, ran
+  // 164.8 us against 152.7 with our kernel on every stage). It serves such a
+  // call only where predicted faster by the margin.
+  if (cublas_extra_us > 0.0) return predict_cublas_us(g, dev) + cublas_extra_us < sm90_us * (1.0 - margin);
   return predict_cublas_us(g, dev) + cublas_extra_us < sm90_us * (1.0 + margin);
 }
 

@@ -75,7 +75,8 @@ double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev);
 
 // Whether auto hands g to cuBLASLt against our best candidate's prediction:
 // cuBLASLt's prediction, plus `cublas_extra_us` (what its path adds beyond the
-// GEMM: epilogue_rules.hpp), must not exceed ours by the margin for its M range.
+// GEMM: epilogue_rules.hpp), must not exceed ours by the margin for its M range;
+// with an extra cost (a kernel after cuBLASLt), it must be below ours by it.
 bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us = 0.0);
 
 // Every SM90 candidate for g: the tactics whose token tile is the smallest

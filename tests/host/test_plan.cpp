@@ -657,3 +657,34 @@ TEST(Plan, AutoCountsCublasEpilogueKernel) {
 }
 
 }  // namespace
+
+namespace {
+
+// A fused call goes to cuBLASLt (plus our epilogue kernel) only where that route
+// is predicted faster by the margin: the decoder layer's gated gate_up and its
+// down + residual are ours on an H200 and on an H100's bandwidth alike
+// (perf-notes §30), while a plain call keeps the margin in cuBLASLt's favour.
+TEST(Plan, AutoGivesFusedCallsToCublasOnlyWhenClearlyFaster) {
+  REQUIRE_SM90_BUILD();
+  DeviceInfo h100 = kH200;
+  h100.peak_hbm_gbps = 3352;  // 2 x 2619 MHz x 5120 bits
+  for (const DeviceInfo* dev : {&kH200, static_cast<const DeviceInfo*>(&h100)})
+    for (int64_t m : {1, 4, 16}) {
+      tgv_problem gated = make_problem(m, 28672, 4096, 1);
+      gated.epilogue = TGV_EPILOGUE_SILU_MUL;
+      tgv_problem down = make_problem(m, 4096, 14336, 1);
+      down.residual = fake_ptr(kBias);
+      for (const tgv_problem* p : {&gated, &down}) {
+        const GemmDesc g = validate_problem(*p);
+        EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), *dev).backend, TGV_BACKEND_TGV) << m << " " << g.n;
+      }
+    }
+  // The rule itself: with an extra cost, cuBLASLt must beat ours by the margin.
+  const GemmDesc g = validate_problem(make_problem(1, 4096, 4096, 1));
+  const double cublas = predict_cublas_us(g, kH200);
+  EXPECT_TRUE(cublas_predicted_faster(g, kH200, cublas * 1.05, 0.0));    // plain: within the margin above
+  EXPECT_FALSE(cublas_predicted_faster(g, kH200, cublas * 1.05, 0.01));  // fused: not clearly faster
+  EXPECT_TRUE(cublas_predicted_faster(g, kH200, cublas * 1.5, 0.01));
+}
+
+}  // namespace
