@@ -16,9 +16,7 @@ tile, at M = 16 the 16-token one; split_k -1 is stream-K. Tuning-file keys are (
 bucket), whatever the epilogue: the 8B and 70B-TP8 layers share no (n, k).
 """
 import argparse
-import json
 import os
-import re
 import subprocess
 import sys
 
@@ -58,13 +56,6 @@ def tactic_ids():
     return ids
 
 
-def write_file(path, header, entries):
-    doc = {"format": "tgv-gemm-tuning/1", "library_version": header[2], "gpu": header[0], "sm_count": header[1],
-           "entries": entries}
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
-
-
 def run_chain(model, tuning):
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(CARRY, "bin"), TGV_LOG_DISPATCH="1")
     env["TGV_TUNING_FILE"] = tuning  # an empty file for the baseline: no entries, no stale cache
@@ -88,16 +79,15 @@ def main():
     ap.add_argument("--out", default="/tmp/chain-plans")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    import torch
-    import tgv_gemm
+    from tgv_gemm import _autotune, _tune
 
-    props = torch.cuda.get_device_properties(0)
-    header = (props.name, props.multi_processor_count, tgv_gemm.library_version())
+    header = _autotune._device_header()  # (gpu, sm_count, version) as the library checks them
+    write_file = lambda path, entries: _tune.write_tuning_file(path, header[0], header[1], entries)  # noqa: E731
     ids = tactic_ids()
     print("# %s, %d SMs, library %s" % header)
     print("# model, variant, then tgv us per layer at M = %s (auto, cublas in brackets)" % ",".join(map(str, MS)))
     base = os.path.join(a.out, "empty.json")
-    write_file(base, header, [])
+    write_file(base, [])
     for model in a.model or list(STAGES):
         for r in range(a.rounds):
             for v in [None] + VARIANTS[model]:
@@ -112,11 +102,11 @@ def main():
                 path = base
                 if entries:
                     path = os.path.join(a.out, "v.json")
-                    write_file(path, header, entries)
+                    write_file(path, entries)
                 rows, log = run_chain(model, path)
                 if v is not None:  # the plan the library took for the varied stage: the file was in effect
                     for line in log:
-                        if " n=%d k=%d " % (n, k) in line or " n=%d k=%d l" % (n, k) in line:
+                        if " n=%d k=%d " % (n, k) in line:
                             print("#   " + line)
                 name = "model" if v is None else "%s %dx%d/%d" % (v[0], v[1][0], v[1][1], v[1][2])
                 cells = "  ".join("%7.2f (%6.2f %6.2f)" % rows[m] for m in MS)
