@@ -68,23 +68,26 @@ if [ "${HOST_TESTS:-1}" = 1 ]; then
   step host-tests env -u GTEST_FILTER "$bin/tgv_host_tests" --gtest_brief=1
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
-  # A tactic, split-K 4 (the DSMEM reduction), stream-K (its fix-up through
+  # A tactic, split-K 4 and 16 (the pushed and the pulled DSMEM reductions), stream-K (its fix-up through
   # global memory, many partials per tile; a staged token tile), the PDL
   # ordering test, the epilogues on a one- and a two-consumer tactic
   # (direct and staged stores), and a grid wide enough to be paced.
-  subset='*TgvTactic*/0:*TgvSplitK*/3:*TgvStreamK.*m8_n128_k16384*:*TgvStreamK.*m33_n200*:*TgvStreamKTactic*/5'
+  subset='*TgvTactic*/0:*TgvSplitK*/3:*TgvSplitK*/6:*TgvStreamK.*m8_n128_k16384*:*TgvStreamK.*m33_n200*:*TgvStreamKTactic*/5'
   subset+=':Sm90/EpilogueStreamK.*m33_n1040*:*Pdl.Activation*:Sm90/EpilogueTactics.*_t5_*:Sm90/EpilogueTactics.*_t11_*:EpiloguePdl.*'
   subset+=':*TgvPaced*/0'  # the paced W producer and its pace barrier (perf-notes §21)
   subset+=':*TgvKGroups*/0:*TgvKGroups*/6'  # two K groups of one and of two row groups (perf-notes §25)
-  # racecheck skips cuBLAS's own kernels (nvjet_*): where auto hands a test's GEMM to
-  # cuBLASLt (an H100 does for EpiloguePdl's 4096x8192 at M = 8), racecheck reports
-  # hazards inside NVIDIA's split-K kernel (2026-12-05: 21, none in ours), which this
-  # project can neither see into nor fix; memcheck and synccheck still cover them.
+  # racecheck leaves out EpiloguePdl: where auto hands its 4096x8192 M = 8 GEMM to
+  # cuBLASLt (an H100 does) racecheck reports hazards inside NVIDIA's own split-K
+  # kernel (nvjet_*; 2026-12-05: 21, none in ours), which this project can neither
+  # see into nor fix; and racecheck's --kernel-name-exclude (tried for nvjet)
+  # makes the sanitizer fail on every kernel ("failed to handle a hardware
+  # exception", compute-sanitizer of CUDA 13.0 on an H100, 2026-12-05).
+  # memcheck and synccheck still run it.
   for tool in memcheck racecheck synccheck; do
-    filter=()
-    [ "$tool" = racecheck ] && filter=(--kernel-name-exclude kns=nvjet)
-    step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" "${filter[@]}" --error-exitcode 1 \
-      "$bin/tgv_gpu_tests" --gtest_filter="$subset"
+    tool_subset=$subset
+    [ "$tool" = racecheck ] && tool_subset=${subset/:EpiloguePdl.\*/}
+    step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "$bin/tgv_gpu_tests" --gtest_filter="$tool_subset"
   done
 fi
 if [ "${TUNE:-0}" = 1 ]; then

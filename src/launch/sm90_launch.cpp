@@ -45,6 +45,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;
+  p.split_push = !stream_k && sm90_split_push_bytes(t.cta_m, t.cta_n, plan.split_k) > 0 ? 1 : 0;
   p.w_folded = w_fold > 0;
   p.x_folded = x_fold > 0;
   p.out_row_major = g.out.row_major ? 1 : 0;

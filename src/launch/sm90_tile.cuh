@@ -26,7 +26,7 @@ void launch_sm90_instance(const Sm90Launch& l) {
   // The epilogue tile and the split-K partials reuse the drained ring; the
   // planner only hands over stage counts whose ring holds them.
   const int ring_bytes = int(l.params.stages * (T::kCtaM + T::kCtaN) * T::kCtaK * 2);
-  if (T::kEpilogueBytes > ring_bytes || (l.params.split_k > 1 && T::kPartialBytes > ring_bytes))
+  if (T::kEpilogueBytes > ring_bytes || (l.params.split_k > 1 && !l.params.split_push && T::kPartialBytes > ring_bytes))
     throw Error(TGV_ERROR_INTERNAL, "the SM90 epilogue or split-K partials do not fit the pipeline ring");
   // A residual or an fp32 out stages an fp32 tile (token tiles wider than the
   // direct-store ones): the deepest ring holds it, an explicit shallow one may

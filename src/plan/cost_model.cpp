@@ -154,8 +154,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
 }  // namespace
 
 int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
-  const int64_t extra = split_k == kSplitKStream ? sm90_stream_k_epilogue_bytes(t.cta_m, t.cta_n) : 0;
-  return stages_for(t, dev.smem_optin_bytes - extra);
+  return stages_for(t, dev.smem_optin_bytes - sm90_extra_smem_bytes(t, split_k));
 }
 
 int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev, std::string* why) {

@@ -158,7 +158,7 @@ std::string ring_reason(const Tactic& t, int32_t stages, int32_t split_k) {
   const int32_t need = min_stages_for(t, split_k);
   if (stages >= need) return {};
   const int64_t epilogue = sm90_epilogue_bytes(t.cta_m, t.cta_n);
-  const int64_t partials = split_k > 1 ? sm90_partial_bytes(t.cta_m, t.cta_n) : 0;
+  const int64_t partials = sm90_ring_partial_bytes(t.cta_m, t.cta_n, split_k);
   return strfmt("tactic=%d's ring of %d stages (%lld bytes) is too small for its %s (%lld bytes), kept there "
                 "after the main loop; it needs %d or more stages",
                 t.id, stages, (long long)(stage_bytes(t) * stages),

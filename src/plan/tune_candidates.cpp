@@ -37,10 +37,12 @@ std::vector<tgv_options> tune_candidates(const DeviceInfo& dev, int64_t n, int64
     for (int32_t split : kTuneSplitKs) {
       if (split > 1 && (t.arch != 90 || split > ceil_div(k, t.cta_k) || tiles * split > 2 * int64_t(dev.num_sms)))
         continue;  // the sm_100 kernel has no split-K; no empty slices; at most two waves
-      if (deepest >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, 0));
+      // The split-K receive buffer beside the ring can cost it a stage.
+      const int32_t ring = t.arch == 90 ? sm90_deepest_stages(t, split, dev) : deepest;
+      if (ring >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, 0));
       if (t.arch != 90) continue;  // an sm_100 tactic fixes its depth
       for (int32_t stages : kTuneShallowStages)
-        if (stages < deepest && stages >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, stages));
+        if (stages < ring && stages >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, stages));
     }
     // Stream-K at its deepest ring, where it can share the problem out.
     GemmDesc g;

@@ -122,8 +122,8 @@ inline constexpr int32_t kMaxStages = 16;
 // Split-K runs the slices of a tile as one cluster: 16 CTAs is the largest
 // (non-portable) cluster Hopper schedules.
 inline constexpr int32_t kMaxSplitK = 16;
-static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8 + 16,
-              "a full and an empty mbarrier per stage, a flag, the pace barrier");
+static_assert(kSmemReserveBytes >= 2 * kMaxStages * 8 + 24,
+              "a full and an empty mbarrier per stage, a flag, the pace and split-K receive barriers");
 inline constexpr int64_t stage_bytes(const Tactic& t) { return int64_t(t.cta_m + t.cta_n / t.cluster) * t.cta_k * 2; }
 inline constexpr int64_t smem_bytes_for(const Tactic& t, int32_t stages) {
   return kSmemReserveBytes + stage_bytes(t) * stages;
@@ -135,8 +135,9 @@ int32_t stages_for(const Tactic& t, int64_t smem_bytes);
 
 // After its main loop the SM90 kernel reuses the drained ring: the epilogue
 // stages the bf16 output tile there in out's orientation (rows padded by 8
-// elements, so that a warp's column writes spread over banks), and each split-K
-// CTA parks its fp32 partial sums there for the cluster's leader. The kernel's
+// elements, so that a warp's column writes spread over banks), and a split-K CTA
+// whose tile is too wide to push its sums (sm90_split_push_bytes, below) parks
+// its fp32 partial sums there for the cluster's leader. The kernel's
 // Traits must agree (asserted where they are instantiated, src/launch).
 inline constexpr int64_t sm90_epilogue_bytes(int64_t cta_m, int64_t cta_n) {
   return 2 * (cta_n * (cta_m + 8) > cta_m * (cta_n + 8) ? cta_n * (cta_m + 8) : cta_m * (cta_n + 8));
@@ -166,16 +167,37 @@ inline constexpr int64_t sm90_stream_k_epilogue_bytes(int64_t cta_m, int64_t cta
                             ? sm90_epilogue_bytes(cta_m, cta_n)
                             : sm90_partial_bytes(cta_m, cta_n));
 }
+// Split-K's reduction. Where the peers' partial sums fit this many bytes, the
+// leader keeps a receive buffer beside the ring and each peer pushes its sums
+// there (remote stores that complete on the leader's barrier) and exits: no
+// cluster barrier after the main loop. Wider tiles park their sums in their
+// own drained ring for the leader to read, between two cluster barriers.
+inline constexpr int64_t kSm90SplitPushMaxBytes = 16 * 1024;
+inline constexpr int64_t sm90_split_push_bytes(int64_t cta_m, int64_t cta_n, int32_t split_k) {
+  const int64_t bytes = split_k > 1 ? (split_k - 1) * sm90_partial_bytes(cta_m, cta_n) : 0;
+  return bytes <= kSm90SplitPushMaxBytes ? bytes : 0;
+}
+// The split-K partials a CTA keeps in its drained ring (the pulled reduction).
+inline constexpr int64_t sm90_ring_partial_bytes(int64_t cta_m, int64_t cta_n, int32_t split_k) {
+  return split_k > 1 && sm90_split_push_bytes(cta_m, cta_n, split_k) == 0 ? sm90_partial_bytes(cta_m, cta_n) : 0;
+}
+// Shared memory beside an SM90 ring at split_k: stream-K's epilogue tile, or
+// the split-K receive buffer.
+inline constexpr int64_t sm90_extra_smem_bytes(const Tactic& t, int32_t split_k) {
+  if (t.arch != 90) return 0;
+  return split_k == kSplitKStream ? sm90_stream_k_epilogue_bytes(t.cta_m, t.cta_n)
+                                  : sm90_split_push_bytes(t.cta_m, t.cta_n, split_k);
+}
 // Dynamic shared memory of an SM90 launch at `stages` and split_k.
 inline constexpr int64_t sm90_smem_bytes(const Tactic& t, int32_t stages, int32_t split_k) {
-  return smem_bytes_for(t, stages) + (split_k == kSplitKStream ? sm90_stream_k_epilogue_bytes(t.cta_m, t.cta_n) : 0);
+  return smem_bytes_for(t, stages) + sm90_extra_smem_bytes(t, split_k);
 }
 // The fewest stages whose ring holds what tactic t keeps there at split_k; at
 // least 2, the shallowest pipeline.
 inline constexpr int32_t min_stages_for(const Tactic& t, int32_t split_k) {
   if (t.arch != 90 || split_k == kSplitKStream) return 2;
   const int64_t epilogue = sm90_epilogue_bytes(t.cta_m, t.cta_n);
-  const int64_t partials = split_k > 1 ? sm90_partial_bytes(t.cta_m, t.cta_n) : 0;
+  const int64_t partials = sm90_ring_partial_bytes(t.cta_m, t.cta_n, split_k);
   const int64_t need = epilogue > partials ? epilogue : partials;
   const int64_t stages = (need + stage_bytes(t) - 1) / stage_bytes(t);
   return stages < 2 ? 2 : static_cast<int32_t>(stages);

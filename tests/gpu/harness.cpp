@@ -265,8 +265,14 @@ GemmFixture::~GemmFixture() {
 tgv_options GemmFixture::options() const { return tgv_options{c_.backend, c_.tactic, c_.pdl, c_.split_k, c_.stages}; }
 
 void GemmFixture::poison() {
+  // On the case's stream and waited for: a plain cudaMemcpy from pageable memory
+  // may return before its DMA lands, and it is not ordered with a non-blocking
+  // stream, so the poison could overwrite the next call's output (seen once,
+  // 2026-12-05, Concurrency.ThreadsOnTheirOwnStreams on an H100).
   const std::vector<uint16_t> fill(size_t(out_alloc_elems_), kOutPoison);
-  TGV_TEST_CUDA(cudaMemcpy(d_out_alloc_, fill.data(), fill.size() * 2, cudaMemcpyHostToDevice));
+  const cudaStream_t s = static_cast<cudaStream_t>(stream_);
+  TGV_TEST_CUDA(cudaMemcpyAsync(d_out_alloc_, fill.data(), fill.size() * 2, cudaMemcpyHostToDevice, s));
+  TGV_TEST_CUDA(cudaStreamSynchronize(s));
 }
 
 std::vector<uint16_t> GemmFixture::download() const {

@@ -312,7 +312,7 @@ TEST(Plan, ExplicitTacticHonoured) {
       const Plan p = plan(g, options(backend, id), kH200);
       EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
       EXPECT_EQ(p.tactic, id);
-      EXPECT_EQ(p.stages, stages_for(tactic(id), kH200.smem_optin_bytes));
+      EXPECT_EQ(p.stages, sm90_deepest_stages(tactic(id), p.split_k, kH200));
     }
   }
 }
@@ -393,7 +393,7 @@ TEST(Plan, StagesDeeperThanSharedMemoryRejected) {
     if (deepest >= kMaxStages) continue;
     ++checked;
     const int32_t stages = deepest + 1;
-    EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, id), stages), kH200); },
+    EXPECT_TRUE(throws([&] { plan(g, with_stages(options(TGV_BACKEND_TGV, id, 1), stages), kH200); },
                        TGV_ERROR_NOT_SUPPORTED,
                        "stages=" + std::to_string(stages) + ": tactic=" + std::to_string(id) + " needs " +
                            std::to_string(smem_bytes_for(t, stages)) + " bytes"));
@@ -433,7 +433,7 @@ TEST(Plan, StagesTooShallowForTheRingsReuseRejected) {
   // With every tactic and split: a depth plans exactly when its ring holds them.
   for (int32_t i = 0; i < kNumSm90Tactics; ++i)
     for (int32_t split : {1, 2})
-      for (int32_t stages = 2; stages <= stages_for(tactic(i), kH200.smem_optin_bytes); ++stages) {
+      for (int32_t stages = 2; stages <= sm90_deepest_stages(tactic(i), split, kH200); ++stages) {
         const tgv_options o = with_stages(options(TGV_BACKEND_TGV, i, split), stages);
         if (stages >= min_stages_for(tactic(i), split)) {
           EXPECT_EQ(plan(g, o, kH200).stages, stages) << "tactic " << i << " split " << split;

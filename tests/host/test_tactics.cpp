@@ -107,6 +107,32 @@ TEST(Tactics, MinStagesHoldTheRingsReuse) {
 
 // The SM100 tactics are the reference design's configurations: their stage
 // count is fixed, fits a Blackwell block, and a CTA pair loads half the tokens.
+// Split-K's pushed reduction: narrow tiles keep a receive buffer of (split - 1)
+// partial tiles beside the ring, counted in the launch's shared memory and
+// not in the ring; wider ones (over kSm90SplitPushMaxBytes) keep the partials
+// in the drained ring. 64x8 tiles: 2 KB a peer, pushed up to split 9 (16 KB).
+TEST(Tactics, SplitKPushBufferBesideTheRing) {
+  for (int32_t i = 0; i < kNumTactics; ++i) {
+    const Tactic& t = tactics()[i];
+    if (t.arch != 90) continue;
+    for (int32_t split = 1; split <= kMaxSplitK; ++split) {
+      const int64_t partial = int64_t(t.cta_m) * t.cta_n * 4, all = (split - 1) * partial;
+      const int64_t push = sm90_split_push_bytes(t.cta_m, t.cta_n, split);
+      EXPECT_EQ(push, all <= kSm90SplitPushMaxBytes ? all : 0) << i << " split " << split;
+      EXPECT_EQ(sm90_smem_bytes(t, 4, split), smem_bytes_for(t, 4) + push) << i << " split " << split;
+      // Exactly one place holds the peers' sums.
+      EXPECT_EQ(sm90_ring_partial_bytes(t.cta_m, t.cta_n, split), split > 1 && push == 0 ? partial : 0);
+    }
+  }
+  const Tactic& narrow = tactics()[0];
+  ASSERT_EQ(std::make_tuple(narrow.cta_m, narrow.cta_n), std::make_tuple(64, 8));
+  EXPECT_EQ(sm90_split_push_bytes(64, 8, 9), 8 * 2048);
+  EXPECT_EQ(sm90_split_push_bytes(64, 8, 10), 0);
+  EXPECT_EQ(sm90_split_push_bytes(64, 8, 1), 0);
+  EXPECT_EQ(sm90_split_push_bytes(128, 256, 2), 0);
+  EXPECT_EQ(min_stages_for(narrow, 8), 2);  // nothing of split-K left in its ring
+}
+
 TEST(Tactics, Sm100TacticsKeepTheirStages) {
   int32_t count = 0;
   for (int32_t i = 0; i < kNumTactics; ++i) {

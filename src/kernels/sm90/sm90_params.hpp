@@ -28,6 +28,10 @@ struct Params {
   // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
   int32_t k_groups;
   int32_t split_k;
+  // 1 (split_k > 1): the peers push their partial sums into the leader's
+  // receive buffer after the ring's reserve and exit; 0: the leader reads them
+  // from the peers' drained rings between two cluster barriers.
+  int32_t split_push;
   // K-major operands whose K is a multiple of kChunkK are mapped 4-D (chunk
   // column, row, chunk, batch): a stage is then one TMA box, not one per chunk.
   int32_t w_folded, x_folded;

@@ -22,7 +22,10 @@
 // Split-K: with split_k > 1, the split_k CTAs of a cluster share one output tile,
 // each streaming a contiguous slice of the K blocks. The partial sums meet in
 // the leader's registers through distributed shared memory, added in rank
-// order, so the result is bitwise repeatable and needs no workspace.
+// order, so the result is bitwise repeatable and needs no workspace. Narrow
+// tiles (Params::split_push) have each peer push its sums into a receive
+// buffer of the leader's and exit; wider ones park them in their drained rings
+// for the leader to read between two cluster barriers.
 //
 // Pipeline: `stages` ring slots, each a (kCtaM x kCtaK) W tile and a
 // (kCtaN x kCtaK) x tile, guarded by a full and an empty mbarrier. W does not
@@ -290,6 +293,32 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
   }
 }
 
+// Four fp32 values into shared memory of another CTA of the cluster, counted
+// in bytes on that CTA's mbarrier. Both addresses are this CTA's own, mapped
+// to `rank` (the remote CTA has the same layout).
+__device__ __forceinline__ void push_v4(const void* local_dst, const uint64_t* local_bar, uint32_t rank, float a,
+                                        float b, float c, float d) {
+  const uint32_t dst = cute::set_block_rank(cute::cast_smem_ptr_to_uint(local_dst), rank);
+  const uint32_t bar = cute::set_block_rank(cute::cast_smem_ptr_to_uint(local_bar), rank);
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];"
+               :
+               : "r"(dst), "f"(a), "f"(b), "f"(c), "f"(d), "r"(bar)
+               : "memory");
+}
+
+// Waits for `phase` of a barrier that other CTAs' remote stores complete. Their
+// complete-tx releases at cluster scope; the ring's waits acquire at CTA scope
+// only, which does not pair with it in the memory model.
+__device__ __forceinline__ void wait_cluster_acquire(const uint64_t* bar, uint32_t phase) {
+  asm volatile(
+      "{\n.reg .pred done;\nwait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}"
+      :
+      : "r"(cute::cast_smem_ptr_to_uint(bar)), "r"(phase)
+      : "memory");
+}
+
 // A CTA whose griddepcontrol.wait returns within this many cycles started
 // alone (no PDL predecessor still running); one that waited longer was
 // launched beside its predecessor and has prefetched its ring.
@@ -341,6 +370,10 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // Arrived on by the x producer when it started alone: the W producer's pacing
   // starts (Params::w_lead). A barrier, not a flag: a synchronizing handoff.
   uint64_t* pace = empty + kMaxStages + 1;
+  // Split-K push: completes once every peer's partial sums have landed in
+  // split_recv, the bytes after the reserve (src/tactics sizes them).
+  uint64_t* split_bar = empty + kMaxStages + 2;
+  float* split_recv = reinterpret_cast<float*>(smem + p.stages * stage_bytes + detail::kSmemReserveBytes);
   // The epilogue stages its tile in the drained ring, except under stream-K,
   // where the producers are already filling the ring with the next segment:
   // there it has its own bytes after the reserve (src/tactics sizes them).
@@ -364,9 +397,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       Barrier::init(empty + s, T::kRowGroups);  // one arrive per warpgroup of the K group that takes it
     }
     Barrier::init(pace, 1);
+    if (p.split_push) {
+      Barrier::init(split_bar, 1);
+      if (rank == 0) Barrier::arrive_and_expect_tx(split_bar, (p.split_k - 1) * T::kPartialBytes);
+    }
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
+  // The peers push only once the leader's barrier is initialized: they wait for
+  // this arrival just before their pushes, everyone else never waits on it.
+  if (p.split_push) cute::cluster_arrive_relaxed();
 
   if (warpgroup == 0) {
     // Producers need few registers; give them to the consumers' accumulators.
@@ -433,7 +473,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // The producers take part in the split-K cluster barriers, nothing else.
     // Reconverge first: barrier.cluster is .aligned, and lane 0 ran the loops alone.
     __syncwarp();
-    if (p.split_k > 1) {
+    if (p.split_k > 1 && !p.split_push) {
       cute::cluster_sync();
       cute::cluster_sync();
     }
@@ -454,7 +494,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // rate to bound the stream (Params::k_groups).
   const int k_groups = p.stream_k || p.stages < 4 || p.k_groups < 2 ? 1 : T::kKGroups;
   if (k_group >= k_groups) {
-    if (p.split_k > 1) {  // the cluster barriers count every thread
+    if (p.split_k > 1 && !p.split_push) {  // the cluster barriers count every thread
       cute::cluster_sync();
       cute::cluster_sync();
     }
@@ -573,7 +613,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       cutlass::arch::NamedBarrier::sync(active_threads, 0);
       if (k_group != 0) {
         // Done; the split-K cluster barriers still count this warpgroup.
-        if (p.split_k > 1) {
+        if (p.split_k > 1 && !p.split_push) {
           cute::cluster_sync();
           cute::cluster_sync();
         }
@@ -588,7 +628,31 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
 
     // ---- split-K: the peers' partial sums into the leader's registers --------
-    if (p.split_k > 1) {
+    if (p.split_k > 1 && p.split_push) {
+      // Peer r's sums at [r - 1][consumer thread][register]: a thread's values
+      // are 16-byte runs, pushed and read back as float4.
+      float* mine = split_recv + (rank > 0 ? rank - 1 : 0) * (T::kPartialBytes / 4) + cthread * T::kAccRegs;
+      if (rank != 0) {
+        __syncwarp();
+        cute::cluster_wait();  // the leader's split_bar is initialized
+#pragma unroll
+        for (int i = 0; i < T::kAccRegs; i += 4)
+          push_v4(mine + i, split_bar, 0, acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+        // No one reads this CTA's shared memory: it may exit while its pushes land.
+        if (threadIdx.x == 128) hooks.point(kTraceExit);
+        return;
+      }
+      wait_cluster_acquire(split_bar, 0);
+      for (int r = 1; r < p.split_k; ++r) {  // rank order: bitwise repeatable
+        const float4* theirs = reinterpret_cast<const float4*>(split_recv + (r - 1) * (T::kPartialBytes / 4) +
+                                                               cthread * T::kAccRegs);
+#pragma unroll
+        for (int i = 0; i < T::kAccRegs / 4; ++i) {
+          const float4 v = theirs[i];
+          acc[4 * i] += v.x, acc[4 * i + 1] += v.y, acc[4 * i + 2] += v.z, acc[4 * i + 3] += v.w;
+        }
+      }
+    } else if (p.split_k > 1) {
       // Register i of consumer thread t at [i][t]: a warp's accesses are consecutive words.
       auto* partial = reinterpret_cast<float*>(smem);
       if (rank != 0) {
