@@ -82,11 +82,14 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   # see into nor fix; and racecheck's --kernel-name-exclude (tried for nvjet)
   # makes the sanitizer fail on every kernel ("failed to handle a hardware
   # exception", compute-sanitizer of CUDA 13.0 on an H100, 2026-12-05).
-  # memcheck and synccheck still run it.
+  # memcheck and synccheck still run it. racecheck also hangs on the split-K peers'
+  # pushed partial sums (st.async remote stores; passes without the sanitizer, and
+  # under memcheck and synccheck), so it runs every split-K cluster through the
+  # pulled reduction (TGV_SPLIT_K_PULL=1), whose DSMEM reads it can check.
   for tool in memcheck racecheck synccheck; do
-    tool_subset=$subset
-    [ "$tool" = racecheck ] && tool_subset=${subset/:EpiloguePdl.\*/}
-    step "sanitize-$tool" env -u GTEST_FILTER compute-sanitizer --tool "$tool" --error-exitcode 1 \
+    tool_subset=$subset pull=0
+    [ "$tool" = racecheck ] && tool_subset=${subset/:EpiloguePdl.\*/} pull=1
+    step "sanitize-$tool" env -u GTEST_FILTER TGV_SPLIT_K_PULL=$pull compute-sanitizer --tool "$tool" --error-exitcode 1 \
       "$bin/tgv_gpu_tests" --gtest_filter="$tool_subset"
   done
 fi

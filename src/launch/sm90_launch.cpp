@@ -2,6 +2,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include "common/cuda_check.hpp"
 #include "launch/sm90_tile.hpp"
 #include "common/cuda_context.hpp"
@@ -11,6 +13,20 @@
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
+
+namespace {
+
+// TGV_SPLIT_K_PULL=1: every split-K cluster reduces through the two cluster
+// barriers, pushing nothing (the receive buffer stays allocated, unused).
+// compute-sanitizer's racecheck hangs on the pushed reduction's remote stores
+// (CUDA 13.0, H100, perf-notes §31) and checks the pulled one; read per call so
+// a test can set it.
+bool split_k_pull_forced() {
+  const char* v = std::getenv("TGV_SPLIT_K_PULL");
+  return v != nullptr && v[0] == '1';
+}
+
+}  // namespace
 
 void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
 #ifndef TGV_WITH_SM90
@@ -45,7 +61,8 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;
-  p.split_push = !stream_k && sm90_split_push_bytes(t.cta_m, t.cta_n, plan.split_k) > 0 ? 1 : 0;
+  p.split_push =
+      !stream_k && sm90_split_push_bytes(t.cta_m, t.cta_n, plan.split_k) > 0 && !split_k_pull_forced() ? 1 : 0;
   p.w_folded = w_fold > 0;
   p.x_folded = x_fold > 0;
   p.out_row_major = g.out.row_major ? 1 : 0;

@@ -422,6 +422,56 @@ TEST_P(TgvKGroups, MatchesReference) {
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, TgvKGroups, ::testing::Range(0, tgv::detail::kNumSm90Tactics));
 
+// The two split-K reductions (the peers' pushed sums, and the leader's reads of
+// the peers' rings that TGV_SPLIT_K_PULL=1 forces, as racecheck runs them) add
+// the same sums in the same rank order: bitwise the same out, on tiles whose
+// partials are pushed (64x8 up to split 9, a 64x16 tile, a 128-row one), each
+// also against the float64 reference.
+TEST(TgvSplitKReductions, PushedAndPulledAgreeBitwise) {
+  TGV_REQUIRE_GPU();
+  struct Variant {
+    int32_t cta_m, cta_n, split;
+    int64_t m;
+  };
+  auto tactic_of = [](int32_t cta_m, int32_t cta_n) {
+    for (int32_t i = 0; i < tgv::detail::kNumTactics; ++i) {
+      const tgv::detail::Tactic& t = tgv::detail::tactics()[i];
+      if (t.arch == 90 && t.cta_m == cta_m && t.cta_n == cta_n && t.cta_k == 128) return i;
+    }
+    return -1;
+  };
+  int ran = 0;
+  for (const Variant& v : {Variant{64, 8, 2, 1}, Variant{64, 8, 9, 5}, Variant{64, 16, 4, 13}, Variant{128, 8, 3, 8}}) {
+    GemmCase c = shape(v.m, 1000, 4104);
+    c.backend = TGV_BACKEND_TGV;
+    c.tactic = tactic_of(v.cta_m, v.cta_n);
+    ASSERT_GE(c.tactic, 0) << v.cta_m << "x" << v.cta_n << "x128";
+    c.split_k = v.split;
+    c.bias = true;
+    SCOPED_TRACE(c.name());
+    ASSERT_GT(tgv::detail::sm90_split_push_bytes(v.cta_m, v.cta_n, v.split), 0);
+    if (const std::string why = tgv_test::tgv_cannot_run(c); !why.empty()) GTEST_SKIP() << why;
+    tgv_test::GemmFixture f(c);
+    std::vector<std::string> failures;
+    ASSERT_EQ(f.run(f.options(), failures), TGV_SUCCESS) << tgv_last_error();
+    const std::vector<uint16_t> pushed = f.download();
+    f.check_result(pushed, failures);
+    f.poison();
+    ::setenv("TGV_SPLIT_K_PULL", "1", 1);
+    const tgv_status pulled_status = f.run(f.options(), failures);
+    ::unsetenv("TGV_SPLIT_K_PULL");
+    ASSERT_EQ(pulled_status, TGV_SUCCESS) << tgv_last_error();
+    const std::vector<uint16_t> pulled = f.download();
+    f.check_result(pulled, failures);
+    for (const std::string& fail : failures) ADD_FAILURE() << fail;
+    int64_t differ = 0;
+    for (size_t i = 0; i < pushed.size(); ++i) differ += pushed[i] != pulled[i];
+    EXPECT_EQ(differ, 0) << "elements that differ between the pushed and the pulled reduction";
+    ++ran;
+  }
+  EXPECT_EQ(ran, 4);
+}
+
 // A factor beyond Hopper's largest cluster (16) is an invalid option on every
 // device: refused before anything runs, nothing written.
 TEST(TgvSplitKLimit, BeyondClusterLimitIsRefused) {
