@@ -105,8 +105,6 @@ TEST(Tactics, MinStagesHoldTheRingsReuse) {
   }
 }
 
-// The SM100 tactics are the reference design's configurations: their stage
-// count is fixed, fits a Blackwell block, and a CTA pair loads half the tokens.
 // Split-K's pushed reduction: narrow tiles keep a receive buffer of (split - 1)
 // partial tiles beside the ring, counted in the launch's shared memory and
 // not in the ring; wider ones (over kSm90SplitPushMaxBytes) keep the partials
@@ -133,6 +131,8 @@ TEST(Tactics, SplitKPushBufferBesideTheRing) {
   EXPECT_EQ(min_stages_for(narrow, 8), 2);  // nothing of split-K left in its ring
 }
 
+// The SM100 tactics are the reference design's configurations: their stage
+// count is fixed, fits a Blackwell block, and a CTA pair loads half the tokens.
 TEST(Tactics, Sm100TacticsKeepTheirStages) {
   int32_t count = 0;
   for (int32_t i = 0; i < kNumTactics; ++i) {
