@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Device calls of 2026-12-05 evening (perf-notes §32): the first H200 run of the
+# pushed split-K reduction (2a29bdf) and of the fused-call cuBLASLt margin
+# (a040a3b), both measured only on an H100 so far. Run ON the device from the
+# repository root after scripts/build-gpu.sh (carry build-gpu/carry); everything
+# tarred into $OUT.
+#   PART=1: the GPU suite, pytest and the sanitizer subset (racecheck through the
+#           pulled reduction, TGV_SPLIT_K_PULL=1), then the decoder-layer chain
+#           untuned, twice, with the dispatch log (the plan of every stage).
+#   PART=2: the untuned corpus back to back and between other kernels, torch's
+#           F.linear beside us, then e2e_decode --quick --no-tune at batch 1, 4, 16.
+#   PART=3: a direct-store tile's residual loaded with the bias, before the main
+#           loop, instead of one load per store in the epilogue (B = this build), against
+#           A (build-gpu/carry/var.tgz: A/tgv-bench, A/libtgv_gemm.so): the GPU
+#           suite, pytest and the sanitizer subset on B, the chain A B A B, then
+#           e2e_decode --quick --no-tune at batch 1, 4, 16 on B (E2E=0: not).
+set -u
+c=build-gpu/carry; o=/tmp/o; mkdir -p $o
+export PYTHONUNBUFFERED=1
+untuned=/nonexistent/tgv-untuned.json
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
+if [ "${PART:-1}" = 1 ]; then
+  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=1 SANITIZE=1 OUT=$o/check timeout ${CHECK_S:-400} bash $c/gpu-check.sh \
+    > $o/check.txt 2>&1
+  echo "check rc=$?"; grep -E "^=== .*(FAILED|skipped)|tests ran|PASSED|FAILED|SUMMARY|passed|all steps" $o/check.txt | head -30
+  for r in 1 2; do
+    echo "### chain round $r"
+    TGV_TUNING_FILE=$untuned TGV_LOG_DISPATCH=$((r == 1)) timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 \
+      > $o/chain-$r.txt 2>&1
+    grep -E "^llama|FAIL" $o/chain-$r.txt
+  done
+elif [ "${PART:-1}" = 3 ]; then
+  mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
+  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=1 SANITIZE=1 OUT=$o/check timeout ${CHECK_S:-400} bash $c/gpu-check.sh \
+    > $o/check.txt 2>&1
+  echo "check rc=$?"; grep -E "^=== .*(FAILED|skipped)|tests ran|PASSED|FAILED|SUMMARY|passed|all steps" $o/check.txt | head -30
+  for r in 1 2; do
+    for L in A B; do
+      b=$c/bin/tgv-bench; [ $L = A ] && b=/tmp/var/A/tgv-bench
+      echo "### chain $L round $r"
+      TGV_TUNING_FILE=$untuned timeout 60 $b --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/chain-ab.txt
+  if [ "${E2E:-1}" = 1 ]; then
+    TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout ${E2E_S:-150} \
+      python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+    echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
+  fi
+else
+  for mode in b2b iso; do
+    flag=; [ $mode = iso ] && flag=--isolated
+    TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout 170 \
+      python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench $flag --csv $o/corpus-$mode.csv \
+      > $o/corpus-$mode.log 2>&1
+    echo "corpus $mode rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-$mode.log | head -6
+  done
+  TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout ${E2E_S:-200} \
+    python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+  echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
+  gzip -f $o/*.csv
+fi
+tar czf $OUT/r.tgz -C $o .
