@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Device calls of 2026-12-05 evening (perf-notes §32): the first H200 run of the
-# pushed split-K reduction (2a29bdf) and of the fused-call cuBLASLt margin
-# (a040a3b), both measured only on an H100 so far. Run ON the device from the
+# Device calls of 2026-12-05 evening (perf-notes §32): main's build with the
+# pushed split-K reduction (2a29bdf) and the fused-call cuBLASLt margin (a040a3b),
+# checked whole and timed (meant for the H200; round 1 got an H100), and the
+# early residual read (PART=3). Run ON the device from the
 # repository root after scripts/build-gpu.sh (carry build-gpu/carry); everything
 # tarred into $OUT.
 #   PART=1: the GPU suite, pytest and the sanitizer subset (racecheck through the
@@ -9,11 +10,16 @@
 #           untuned, twice, with the dispatch log (the plan of every stage).
 #   PART=2: the untuned corpus back to back and between other kernels, torch's
 #           F.linear beside us, then e2e_decode --quick --no-tune at batch 1, 4, 16.
-#   PART=3: a direct-store tile's residual loaded with the bias, before the main
-#           loop, instead of one load per store in the epilogue (B = this build), against
-#           A (build-gpu/carry/var.tgz: A/tgv-bench, A/libtgv_gemm.so): the GPU
-#           suite, pytest and the sanitizer subset on B, the chain A B A B, then
-#           e2e_decode --quick --no-tune at batch 1, 4, 16 on B (E2E=0: not).
+#   PART=3: bench/experiments/early-residual.patch (a direct-store tile's residual
+#           loaded with the bias, before the main loop, instead of one load per
+#           store in the epilogue; perf-notes §32). Stage it: build main with
+#           scripts/build-gpu.sh and keep its bin/tgv-bench and bin/libtgv_gemm.so
+#           as A/ in build-gpu/carry/var.tgz; `git apply` the patch and build again
+#           (B). Runs the GPU suite, pytest and the sanitizer subset on B, the chain
+#           A B A B, then e2e_decode --quick --no-tune at batch 1, 4, 16 on B.
+#           E2E=0, PYTEST=0, SANITIZE=0 leave those out (a short call). The host
+#           tests can stay out of the carry (rm build-gpu/carry/bin/tgv_host_tests:
+#           the carry is then ~49 MiB with var.tgz, under the tool's 64).
 set -u
 c=build-gpu/carry; o=/tmp/o; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -31,7 +37,7 @@ if [ "${PART:-1}" = 1 ]; then
   done
 elif [ "${PART:-1}" = 3 ]; then
   mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
-  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=1 SANITIZE=1 OUT=$o/check timeout ${CHECK_S:-400} bash $c/gpu-check.sh \
+  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} bash $c/gpu-check.sh \
     > $o/check.txt 2>&1
   echo "check rc=$?"; grep -E "^=== .*(FAILED|skipped)|tests ran|PASSED|FAILED|SUMMARY|passed|all steps" $o/check.txt | head -30
   for r in 1 2; do
