@@ -25,10 +25,20 @@ c=build-gpu/carry; o=/tmp/o; mkdir -p $o
 export PYTHONUNBUFFERED=1
 untuned=/nonexistent/tgv-untuned.json
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
-if [ "${PART:-1}" = 1 ]; then
-  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=1 SANITIZE=1 OUT=$o/check timeout ${CHECK_S:-400} bash $c/gpu-check.sh \
-    > $o/check.txt 2>&1
+# The GPU suite and the example (gpu-check.sh), pytest and the sanitizers unless PYTEST=0 / SANITIZE=0.
+check() {
+  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} \
+    bash $c/gpu-check.sh > $o/check.txt 2>&1
   echo "check rc=$?"; grep -E "^=== .*(FAILED|skipped)|tests ran|PASSED|FAILED|SUMMARY|passed|all steps" $o/check.txt | head -30
+}
+# The Hugging Face decode step, untuned, on this build's library.
+e2e() {
+  TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout ${E2E_S:-$1} \
+    python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+  echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
+}
+if [ "${PART:-1}" = 1 ]; then
+  check
   for r in 1 2; do
     echo "### chain round $r"
     TGV_TUNING_FILE=$untuned TGV_LOG_DISPATCH=$((r == 1)) timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 \
@@ -37,9 +47,7 @@ if [ "${PART:-1}" = 1 ]; then
   done
 elif [ "${PART:-1}" = 3 ]; then
   mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
-  TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} bash $c/gpu-check.sh \
-    > $o/check.txt 2>&1
-  echo "check rc=$?"; grep -E "^=== .*(FAILED|skipped)|tests ran|PASSED|FAILED|SUMMARY|passed|all steps" $o/check.txt | head -30
+  check
   for r in 1 2; do
     for L in A B; do
       b=$c/bin/tgv-bench; [ $L = A ] && b=/tmp/var/A/tgv-bench
@@ -47,11 +55,7 @@ elif [ "${PART:-1}" = 3 ]; then
       TGV_TUNING_FILE=$untuned timeout 60 $b --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
     done
   done | tee $o/chain-ab.txt
-  if [ "${E2E:-1}" = 1 ]; then
-    TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout ${E2E_S:-150} \
-      python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
-    echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
-  fi
+  [ "${E2E:-1}" = 1 ] && e2e 150
 else
   for mode in b2b iso; do
     flag=; [ $mode = iso ] && flag=--isolated
@@ -60,9 +64,7 @@ else
       > $o/corpus-$mode.log 2>&1
     echo "corpus $mode rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-$mode.log | head -6
   done
-  TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout ${E2E_S:-200} \
-    python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
-  echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
+  e2e 200
   gzip -f $o/*.csv
 fi
 tar czf $OUT/r.tgz -C $o .
