@@ -4,24 +4,27 @@
 # checked whole and timed (meant for the H200; round 1 got an H100), and the
 # early residual read (PART=3). Run ON the device from the
 # repository root after scripts/build-gpu.sh (carry build-gpu/carry); everything
-# tarred into $OUT.
+# is written under $OUT/r as it runs, so a call cut off at its limit still
+# returns what finished.
 #   PART=1: the GPU suite, pytest and the sanitizer subset (racecheck through the
 #           pulled reduction, TGV_SPLIT_K_PULL=1), then the decoder-layer chain
 #           untuned, twice, with the dispatch log (the plan of every stage).
-#   PART=2: the untuned corpus back to back and between other kernels, torch's
-#           F.linear beside us, then e2e_decode --quick --no-tune at batch 1, 4, 16.
-#   PART=3: bench/experiments/early-residual.patch (a direct-store tile's residual
-#           loaded with the bias, before the main loop, instead of one load per
-#           store in the epilogue; perf-notes §32). Stage it: build main with
-#           scripts/build-gpu.sh and keep its bin/tgv-bench and bin/libtgv_gemm.so
-#           as A/ in build-gpu/carry/var.tgz; `git apply` the patch and build again
-#           (B). Runs the GPU suite, pytest and the sanitizer subset on B, the chain
-#           A B A B, then e2e_decode --quick --no-tune at batch 1, 4, 16 on B.
-#           E2E=0, PYTEST=0, SANITIZE=0 leave those out (a short call). The host
-#           tests can stay out of the carry (rm build-gpu/carry/bin/tgv_host_tests:
+#   PART=2: the chain untuned, twice (the first with the dispatch log; CHAIN=0
+#           leaves it out), the untuned corpus back to back and between other
+#           kernels, torch's F.linear beside us, then e2e_decode --quick --no-tune
+#           at batch 1, 4, 16.
+#   PART=3: a kernel change B against main as A (written for the early residual
+#           read, perf-notes §32, in src/ since 2026-12-06). Stage it: build main
+#           with scripts/build-gpu.sh and keep its bin/tgv-bench and
+#           bin/libtgv_gemm.so as A/ in build-gpu/carry/var.tgz; apply the change
+#           and build again (B). Runs the GPU suite, pytest and the sanitizer subset
+#           on B, the chain A B A B, then e2e_decode --quick --no-tune at batch 1, 4,
+#           16 on B. E2E=0, PYTEST=0, SANITIZE=0, CHECK=0 leave those out (a short
+#           call); ROUNDS=n alternates the chain n times (default 2). The
+#           host tests can stay out of the carry (rm build-gpu/carry/bin/tgv_host_tests:
 #           the carry is then ~49 MiB with var.tgz, under the tool's 64).
 set -u
-c=build-gpu/carry; o=/tmp/o; mkdir -p $o
+c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
 untuned=/nonexistent/tgv-untuned.json
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
@@ -37,18 +40,22 @@ e2e() {
     python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
 }
-if [ "${PART:-1}" = 1 ]; then
-  check
+# The decoder-layer chain untuned, twice, the first with every stage's plan logged.
+chain() {
   for r in 1 2; do
     echo "### chain round $r"
     TGV_TUNING_FILE=$untuned TGV_LOG_DISPATCH=$((r == 1)) timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 \
       > $o/chain-$r.txt 2>&1
     grep -E "^llama|FAIL" $o/chain-$r.txt
   done
+}
+if [ "${PART:-1}" = 1 ]; then
+  check
+  chain
 elif [ "${PART:-1}" = 3 ]; then
   mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
-  check
-  for r in 1 2; do
+  [ "${CHECK:-1}" = 1 ] && check
+  for r in $(seq ${ROUNDS:-2}); do
     for L in A B; do
       b=$c/bin/tgv-bench; [ $L = A ] && b=/tmp/var/A/tgv-bench
       echo "### chain $L round $r"
@@ -57,6 +64,7 @@ elif [ "${PART:-1}" = 3 ]; then
   done | tee $o/chain-ab.txt
   [ "${E2E:-1}" = 1 ] && e2e 150
 else
+  [ "${CHAIN:-1}" = 1 ] && chain
   for mode in b2b iso; do
     flag=; [ $mode = iso ] && flag=--isolated
     TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout 170 \
@@ -64,7 +72,6 @@ else
       > $o/corpus-$mode.log 2>&1
     echo "corpus $mode rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-$mode.log | head -6
   done
-  e2e 200
+  [ "${E2E:-1}" = 1 ] && e2e 200
   gzip -f $o/*.csv
 fi
-tar czf $OUT/r.tgz -C $o .

@@ -2,9 +2,8 @@
 # The order of the global loads, global stores and wgmmas in one SM90 kernel
 # instance, from its PTX: runs here, with no GPU and no cuobjdump (perf-notes §32).
 # A residual epilogue whose loads sit between its stores ("ld st ld st ...") waits
-# out one global round trip per register at the end of the kernel; with
-# bench/experiments/early-residual.patch applied the loads come before the
-# main loop's wgmmas.
+# out one global round trip per register at the end of the kernel; since the
+# early residual read (2026-12-06) the loads come before the main loop's wgmmas.
 #   bench/experiments/ptx-epilogue-order.sh [build dir] [tile]
 # build dir: a configured tree with sm_90a (default build-gpu, scripts/build-gpu.sh);
 # tile: an instance of sm90_instances/ (default 64_16: 64 rows x 16 tokens).

@@ -50,6 +50,19 @@ __device__ __forceinline__ float from_bits16(uint16_t bits, int type) {
   return type == kOutFp16 ? __half2float(__ushort_as_half(bits)) : __bfloat162float(__ushort_as_bfloat16(bits));
 }
 
+// Element i of an output-typed array as its raw bits (an fp32 word, or 16 bits
+// in the low half), for loads issued together and converted later
+// (out_bits_to_float): a conversion right after each load would wait for it.
+__device__ __forceinline__ uint32_t load_out_bits(const void* base, int64_t i, int type) {
+  if (type == kOutFp32) return static_cast<const uint32_t*>(base)[i];
+  return static_cast<const uint16_t*>(base)[i];
+}
+
+__device__ __forceinline__ float out_bits_to_float(uint32_t bits, int type) {
+  if (type == kOutFp32) return __uint_as_float(bits);
+  return from_bits16(uint16_t(bits), type);
+}
+
 // v rounded once to the output type, stored at element i.
 __device__ __forceinline__ void store_out(void* base, int64_t i, float v, int type) {
   if (type == kOutFp32)

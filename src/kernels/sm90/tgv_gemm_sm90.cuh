@@ -157,23 +157,62 @@ struct SmemDesc {
   }
 };
 
+// Where accumulator i of a consumer thread lands in the tile: its row (gated:
+// the thread's output column, orow) and token; gated, only i % 4 < 2 carry a
+// value. wgmma's fragment: rows row_lo + {0, 8}, token pairs (lane % 4) * 2 of
+// every 8.
+struct Fragment {
+  bool gate_pairs;
+  int row_lo, orow, lane;
+  __device__ bool carries(int i) const { return !gate_pairs || (i % 4) < 2; }
+  __device__ int row(int i) const { return gate_pairs ? orow : row_lo + 8 * ((i % 4) / 2); }
+  __device__ int token(int i) const { return (i / 4) * 8 + (lane % 4) * 2 + (i % 2); }
+  // Whether accumulator i of the tile at (o0, m0) is an element of out.
+  __device__ bool stores(int i, int o0, int m0, const Params& p) const {
+    return carries(i) && o0 + row(i) < p.out_cols && m0 + token(i) < p.m;
+  }
+};
+
+// A direct-store tile's residual under this thread's accumulators, as raw bits
+// (0 where the thread stores nothing). Loaded with the bias, at the segment's
+// first stage: its global round trip then hides behind the main loop instead
+// of standing between the last wgmma and the stores, where the next kernel
+// under PDL waits for it (perf-notes §32). Each element is read and written by
+// this thread only (the residual may be out itself), so reading it early is
+// the same as reading it just before the store.
+template <class T>
+inline constexpr int kResidualRegs = T::kCtaN <= kDirectStoreMaxTokens ? T::kAccRegs : 1;  // staged tiles: none
+
+template <class T>
+__device__ __forceinline__ void load_residual_bits(const Params& p, const Fragment& f, int o0, int m0, int batch,
+                                                   uint32_t (&bits)[kResidualRegs<T>]) {
+  static_assert(T::kCtaN <= kDirectStoreMaxTokens, "staged tiles read the residual in the epilogue");
+  const int esize = p.out_type != kOutFp32 ? 2 : 4;
+  const char* res = static_cast<const char*>(p.residual) + batch * p.res_batch_stride * esize;
+  const bool row_major = p.out_row_major != 0;
+  // Every load issued before any is used: a conversion next to its load would wait for it there.
+#pragma unroll
+  for (int i = 0; i < T::kAccRegs; ++i) {
+    const int col = o0 + f.row(i), token = m0 + f.token(i);
+    bits[i] = f.stores(i, o0, m0, p) ? load_out_bits(res, row_major ? int64_t(token) * p.res_ld + col : int64_t(col) * p.res_ld + token,
+                                    p.out_type)
+                    : 0u;
+  }
+}
+
 // The epilogue's stores. kPlain (a std::bool_constant): bf16 out of acc + bias,
 // as before the epilogues; else acc already holds out's values (gated: only
 // i % 4 < 2), and the residual, out's type and the gating are Params fields.
 // o0: the tile's first output column; orow: the thread's column when gated.
+// res_bits: a direct-store tile's residual (load_residual_bits), when there is one.
 template <class T, class Plain>
 __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, float (&acc)[T::kAccRegs],
-                                         float bias_lo, float bias_hi, int o0, int m0, int batch, int row_lo,
-                                         int orow, int lane, int cthread) {
+                                         float bias_lo, float bias_hi, int o0, int m0, int batch, const Fragment& f,
+                                         const uint32_t (&res_bits)[kResidualRegs<T>], int cthread) {
   constexpr bool kPlain = Plain::value;
   constexpr int kConsumerThreads = T::kEpilogueThreads;
-  const bool gate_pairs = !kPlain && p.act != kActNone;
+  const bool gate_pairs = f.gate_pairs;
   const int out_rows = gate_pairs ? T::kCtaM / 2 : T::kCtaM;  // output columns of this tile
-  // Where acc[i] goes in the tile: output column (gated: the thread's one) and
-  // token; gated, only i % 4 < 2 carry a value.
-  auto carries = [&](int i) { return !gate_pairs || (i % 4) < 2; };
-  auto tile_row = [&](int i) { return gate_pairs ? orow : row_lo + 8 * ((i % 4) / 2); };
-  auto tile_token = [&](int i) { return (i / 4) * 8 + (lane % 4) * 2 + (i % 2); };
   auto value = [&](int i) { return kPlain ? acc[i] + ((i % 4) / 2 ? bias_hi : bias_lo) : acc[i]; };
   const int esize = kPlain || p.out_type != kOutFp32 ? 2 : 4;
   auto* out = static_cast<char*>(p.out) + batch * p.out_batch_stride * esize;
@@ -186,19 +225,22 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
     // A few tokens: each thread stores its own values. Staging them in shared
     // memory for 16-byte stores costs a barrier and a round trip (~0.3 us of a
     // 0.76 us epilogue, perf-notes §11) to save stores of a tile this small.
+    if constexpr (!kPlain) {
+      if (res != nullptr) {
+#pragma unroll
+        for (int i = 0; i < T::kAccRegs; ++i)
+          if (f.stores(i, o0, m0, p)) acc[i] += out_bits_to_float(res_bits[i], p.out_type);
+      }
+    }
 #pragma unroll
     for (int i = 0; i < T::kAccRegs; ++i) {
-      const int col = o0 + tile_row(i), token = m0 + tile_token(i);
-      if (!carries(i) || col >= p.out_cols || token >= p.m) continue;
+      const int col = o0 + f.row(i), token = m0 + f.token(i);
+      if (!f.stores(i, o0, m0, p)) continue;
       const int64_t at = row_major ? int64_t(token) * p.out_ld + col : int64_t(col) * p.out_ld + token;
       if constexpr (kPlain) {
         reinterpret_cast<__nv_bfloat16*>(out)[at] = __float2bfloat16_rn(value(i));
       } else {
-        float v = value(i);
-        if (res != nullptr)
-          v += load_out(res, row_major ? int64_t(token) * p.res_ld + col : int64_t(col) * p.res_ld + token,
-                        p.out_type);
-        store_out(out, at, v, p.out_type);
+        store_out(out, at, value(i), p.out_type);
       }
     }
   } else {
@@ -221,10 +263,10 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
       const int pitch = row_major ? T::kStagePitchRowMajor : T::kStagePitchColMajor;
 #pragma unroll
       for (int i = 0; i < T::kAccRegs; ++i) {
-        const int row = tile_row(i), token = tile_token(i);
+        const int row = f.row(i), token = f.token(i);
         const uint16_t bits =
             kPlain ? __bfloat16_as_ushort(__float2bfloat16_rn(value(i))) : to_bits16(value(i), p.out_type);
-        if (carries(i)) tile[row_major ? token * pitch + row : row * pitch + token] = bits;
+        if (f.carries(i)) tile[row_major ? token * pitch + row : row * pitch + token] = bits;
       }
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
       auto* out16 = reinterpret_cast<uint16_t*>(out);
@@ -247,46 +289,67 @@ __device__ __forceinline__ void epilogue(Plain, const Params& p, uint8_t* smem, 
       auto swizzle = [&](int line) { return row_major ? ((line >> 1) & 3) << 3 : (line & 3) << 3; };
 #pragma unroll
       for (int i = 0; i < T::kAccRegs; ++i) {
-        const int line = row_major ? tile_token(i) : tile_row(i), col = row_major ? tile_row(i) : tile_token(i);
-        if (carries(i)) tile[line * run_len + (col ^ swizzle(line))] = acc[i];
+        const int line = row_major ? f.token(i) : f.row(i), col = row_major ? f.row(i) : f.token(i);
+        if (f.carries(i)) tile[line * run_len + (col ^ swizzle(line))] = acc[i];
       }
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-      for (int r = cthread; r < lines * runs_per_line; r += kConsumerThreads) {
-        const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
-        if (line >= valid_lines || col >= valid_len) continue;
-        const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
-        const float4 a = src[0], b = src[1];
-        float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        const int64_t at = (line0 + line) * p.out_ld + col0 + col;
-        const bool full_run = col + 8 <= valid_len;
-        if (res != nullptr) {
-          const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
-          if (p.res_vectorized && full_run && p.out_type != kOutFp32) {
-            const uint4 raw = *reinterpret_cast<const uint4*>(res + rat * 2);
-            const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw);
+      // A thread's runs in batches whose residual loads are all issued before
+      // the batch's first store: one run after another, each load would wait
+      // behind the store before it (the residual may be out itself), a global
+      // round trip per run at the kernel's end (perf-notes §32). Unaligned and
+      // fp32 residuals still load inside their run. 256-token tiles keep one
+      // run per batch: their accumulators already spill.
+      constexpr int kBatch = T::kCtaN >= 256 ? 1 : 4;
+      const int runs = lines * runs_per_line;
+      const bool batched = res != nullptr && p.res_vectorized && p.out_type != kOutFp32;
+      for (int r0 = cthread; r0 < runs; r0 += kBatch * kConsumerThreads) {
+        uint4 raw[kBatch];
 #pragma unroll
-            for (int e = 0; e < 8; ++e) v[e] += from_bits16(h[e], p.out_type);
-          } else {
-#pragma unroll
-            for (int e = 0; e < 8; ++e)  // unrolled with a guard: v stays in registers
-              if (col + e < valid_len) v[e] += load_out(res, rat + e, p.out_type);
-          }
+        for (int b = 0; b < kBatch; ++b) {
+          const int r = r0 + b * kConsumerThreads;
+          const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+          raw[b] = make_uint4(0u, 0u, 0u, 0u);
+          if (batched && r < runs && line < valid_lines && col + 8 <= valid_len)
+            raw[b] = *reinterpret_cast<const uint4*>(res + ((line0 + line) * p.res_ld + col0 + col) * 2);
         }
-        if (p.out_vectorized && full_run) {
-          if (p.out_type == kOutFp32) {
-            float4* dst = reinterpret_cast<float4*>(out + at * 4);
-            dst[0] = make_float4(v[0], v[1], v[2], v[3]);
-            dst[1] = make_float4(v[4], v[5], v[6], v[7]);
-          } else {
-            alignas(16) uint16_t h[8];
 #pragma unroll
-            for (int e = 0; e < 8; ++e) h[e] = to_bits16(v[e], p.out_type);
-            *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
+        for (int b = 0; b < kBatch; ++b) {
+          const int r = r0 + b * kConsumerThreads;
+          const int line = r / runs_per_line, col = (r % runs_per_line) * 8;
+          if (r >= runs || line >= valid_lines || col >= valid_len) continue;
+          const float4* src = reinterpret_cast<const float4*>(tile + line * run_len + (col ^ swizzle(line)));
+          const float4 a = src[0], c = src[1];
+          float v[8] = {a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w};
+          const int64_t at = (line0 + line) * p.out_ld + col0 + col;
+          const bool full_run = col + 8 <= valid_len;
+          if (res != nullptr) {
+            if (batched && full_run) {
+              const uint16_t* h = reinterpret_cast<const uint16_t*>(&raw[b]);
+#pragma unroll
+              for (int e = 0; e < 8; ++e) v[e] += from_bits16(h[e], p.out_type);
+            } else {
+              const int64_t rat = (line0 + line) * p.res_ld + col0 + col;
+#pragma unroll
+              for (int e = 0; e < 8; ++e)  // unrolled with a guard: v stays in registers
+                if (col + e < valid_len) v[e] += load_out(res, rat + e, p.out_type);
+            }
           }
-        } else {
+          if (p.out_vectorized && full_run) {
+            if (p.out_type == kOutFp32) {
+              float4* dst = reinterpret_cast<float4*>(out + at * 4);
+              dst[0] = make_float4(v[0], v[1], v[2], v[3]);
+              dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+            } else {
+              alignas(16) uint16_t h[8];
 #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (col + e < valid_len) store_out(out, at + e, v[e], p.out_type);
+              for (int e = 0; e < 8; ++e) h[e] = to_bits16(v[e], p.out_type);
+              *reinterpret_cast<uint4*>(out + at * 2) = *reinterpret_cast<const uint4*>(h);
+            }
+          } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e)
+              if (col + e < valid_len) store_out(out, at + e, v[e], p.out_type);
+          }
         }
       }
     }
@@ -512,6 +575,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // up rows: the thread's two rows are one output column, orow of the tile.
   const bool gate_pairs = p.act != kActNone;
   const int orow = row_lo - 8 * (row_lo / 16);
+  const Fragment frag{gate_pairs, row_lo, orow, lane};
 
   // Descriptors of each k16 step of stage 0's first chunk. Every other stage and
   // chunk is the same layout at a byte offset, added to the start-address field
@@ -538,6 +602,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     const bool lo_valid = gate_pairs ? o0 + orow < p.out_cols : w_lo < p.n;
     const bool hi_valid = gate_pairs ? lo_valid : w_hi < p.n;
     float bias_lo = 0.0f, bias_hi = 0.0f;
+    uint32_t res_bits[kResidualRegs<T>];
+#pragma unroll
+    for (int i = 0; i < kResidualRegs<T>; ++i) res_bits[i] = 0u;
 
     float acc[T::kAccRegs];
 #pragma unroll
@@ -566,6 +633,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         // case it wrote the bias); its latency hides behind the main loop.
         if (lo_valid) bias_lo = load_input(p.bias, w_lo, T::kFp16);
         if (hi_valid) bias_hi = load_input(p.bias, w_hi, T::kFp16);
+      }
+      if constexpr (T::kCtaN <= kDirectStoreMaxTokens) {
+        if (kb == sg.kb_begin && rank == 0 && p.residual != nullptr) {
+          asm volatile("" ::: "memory");  // after the x wait, as the bias
+          load_residual_bits<T>(p, frag, o0, sg.m0, sg.batch, res_bits);
+        }
       }
 #pragma unroll
       for (int r = 0; r < T::kAccRegs; ++r) warpgroup_fence_operand(acc[r]);
@@ -721,8 +794,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // residual: + bias, then the gated activation (acc[i] for i % 4 < 2 only).
     const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
     if (plain) {
-      epilogue<T>(std::true_type{}, p, epilogue_smem, acc, bias_lo, bias_hi, sg.n0, sg.m0, sg.batch, row_lo, orow,
-                  lane, cthread);
+      // A literal ungated fragment: the plain code folds the gating away, as before.
+      epilogue<T>(std::true_type{}, p, epilogue_smem, acc, bias_lo, bias_hi, sg.n0, sg.m0, sg.batch,
+                  Fragment{false, row_lo, orow, lane}, res_bits, cthread);
     } else {
 #pragma unroll
       for (int i = 0; i < T::kAccRegs; ++i) {
@@ -732,7 +806,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         else if (!hi)
           acc[i] = gated(p.act, acc[i] + bias_lo, acc[i + 2] + bias_hi);
       }
-      epilogue<T>(std::false_type{}, p, epilogue_smem, acc, 0.0f, 0.0f, o0, sg.m0, sg.batch, row_lo, orow, lane,
+      epilogue<T>(std::false_type{}, p, epilogue_smem, acc, 0.0f, 0.0f, o0, sg.m0, sg.batch, frag, res_bits,
                   cthread);
     }
   }
