@@ -12,7 +12,8 @@
 #   PART=2: the chain untuned, twice (the first with the dispatch log; CHAIN=0
 #           leaves it out), the untuned corpus back to back and between other
 #           kernels, torch's F.linear beside us, then e2e_decode --quick --no-tune
-#           at batch 1, 4, 16.
+#           at batch 1, 4, 16. MODES=b2b runs the corpus back to back only;
+#           E2E=0 leaves e2e out.
 #   PART=3: a kernel change B against main as A (written for the early residual
 #           read, perf-notes §32, in src/ since 2026-12-06). Stage it: build main
 #           with scripts/build-gpu.sh and keep its bin/tgv-bench and
@@ -65,7 +66,7 @@ elif [ "${PART:-1}" = 3 ]; then
   [ "${E2E:-1}" = 1 ] && e2e 150
 else
   [ "${CHAIN:-1}" = 1 ] && chain
-  for mode in b2b iso; do
+  for mode in ${MODES:-b2b iso}; do
     flag=; [ $mode = iso ] && flag=--isolated
     TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout 170 \
       python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench $flag --csv $o/corpus-$mode.csv \
