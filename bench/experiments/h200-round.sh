@@ -24,6 +24,12 @@
 #           call); ROUNDS=n alternates the chain n times (default 2). The
 #           host tests can stay out of the carry (rm build-gpu/carry/bin/tgv_host_tests:
 #           the carry is then ~49 MiB with var.tgz, under the tool's 64).
+#   PART=4: the chase of 2026-12-06's launch failure (perf-notes §34): the corpus
+#           back to back (after the chain, as then; CHAIN=0 leaves it out) over the
+#           twelve shapes before and at the one it died on,
+#           RUNS times (default 6; odd runs pushed split-K, even runs pulled), each
+#           run's exit and last lines kept; then compute-sanitizer memcheck over the
+#           corpus bench on the shape it died on (M 1, 8, 32).
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -64,6 +70,20 @@ elif [ "${PART:-1}" = 3 ]; then
     done
   done | tee $o/chain-ab.txt
   [ "${E2E:-1}" = 1 ] && e2e 150
+elif [ "${PART:-1}" = 4 ]; then
+  [ "${CHAIN:-1}" = 1 ] && chain  # as before the failing run
+  shapes="3072x4096 6144x2048 3584x3584 2560x5120 5120x2560 2048x7168 3584x4096 4096x3584 7168x2048 5120x2880 2112x7168 3840x4096"
+  env="TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python"
+  for r in $(seq ${RUNS:-6}); do
+    pull=$(( (r + 1) % 2 ))
+    env $env TGV_SPLIT_K_PULL=$pull timeout 100 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
+      --shapes $shapes --csv $o/chase-$r.csv > $o/chase-$r.log 2>&1
+    echo "run $r pull=$pull rc=$? $(grep -cE 'launch failure|illegal|Error' $o/chase-$r.log) errors; $(grep '^\[' $o/chase-$r.log | tail -1)"
+  done
+  env $env timeout ${MEMCHECK_S:-200} compute-sanitizer --tool memcheck --error-exitcode 1 python3 \
+    bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --shapes 3840x4096 --m 1 8 32 --replays 1 \
+    --csv $o/memcheck.csv > $o/memcheck.log 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|Invalid|Error" $o/memcheck.log | head -5
 else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
