@@ -179,7 +179,14 @@ def time_graphs(torch, fns, calls, replays, warm=(0,)):
     """The median us per call of each of `fns` (in their order), each captured as
     capture_graph does and replayed in `replays` interleaved rounds
     (time_interleaved)."""
-    graphs = {j: capture_graph(torch, fn, calls, warm) for j, fn in enumerate(fns)}
+    graphs = {}
+    for j, fn in enumerate(fns):
+        try:
+            graphs[j] = capture_graph(torch, fn, calls, warm)
+        except Exception as e:  # a CUDA error surfaces at the next synchronize
+            before = "the replay of implementation %d or " % (j - 1) if j else ""
+            raise RuntimeError("while capturing implementation %d (%sits warm-up call ran last): %s"
+                               % (j, before, e)) from e
     times = time_interleaved(torch, graphs, calls, replays)
     return [statistics.median(rep for rnd in times[j] for rep in rnd) for j in range(len(fns))]
 
@@ -418,7 +425,13 @@ def main(argv=None):
                         spacer.add_(1.0)
                 timed.append((name, call))
             # Every implementation of the point in interleaved rounds (time_graphs).
-            for (name, _), us in zip(timed, time_graphs(torch, [c for _, c in timed], calls, args.replays, warm)):
+            try:
+                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm)
+            except Exception:
+                print("CUDA error at %s, implementations in order: %s (plan: %s)"
+                      % (point_name(row), " ".join(name for name, _ in timed), row["plan"]), file=sys.stderr, flush=True)
+                raise
+            for (name, _), us in zip(timed, times):
                 row[name + "_us"] = us - spacer_us
             rows.append(row)
         del weights, w_ref
