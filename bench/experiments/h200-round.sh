@@ -34,6 +34,8 @@ set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
 untuned=/nonexistent/tgv-untuned.json
+# The Python benches untuned, on this build's library.
+py=(env TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
 # The GPU suite and the example (gpu-check.sh), pytest and the sanitizers unless PYTEST=0 / SANITIZE=0.
 check() {
@@ -43,8 +45,7 @@ check() {
 }
 # The Hugging Face decode step, untuned, on this build's library.
 e2e() {
-  TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout ${E2E_S:-$1} \
-    python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+  "${py[@]}" timeout ${E2E_S:-$1} python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check" $o/e2e.txt | head -20
 }
 # The decoder-layer chain untuned, twice, the first with every stage's plan logged.
@@ -73,14 +74,13 @@ elif [ "${PART:-1}" = 3 ]; then
 elif [ "${PART:-1}" = 4 ]; then
   [ "${CHAIN:-1}" = 1 ] && chain  # as before the failing run
   shapes="3072x4096 6144x2048 3584x3584 2560x5120 5120x2560 2048x7168 3584x4096 4096x3584 7168x2048 5120x2880 2112x7168 3840x4096"
-  env="TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python"
   for r in $(seq ${RUNS:-6}); do
     pull=$(( (r + 1) % 2 ))
-    env $env TGV_SPLIT_K_PULL=$pull timeout 100 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
+    "${py[@]}" TGV_SPLIT_K_PULL=$pull timeout 100 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
       --shapes $shapes --csv $o/chase-$r.csv > $o/chase-$r.log 2>&1
     echo "run $r pull=$pull rc=$? $(grep -cE 'launch failure|illegal|Error' $o/chase-$r.log) errors; $(grep '^\[' $o/chase-$r.log | tail -1)"
   done
-  env $env timeout ${MEMCHECK_S:-200} compute-sanitizer --tool memcheck --error-exitcode 1 python3 \
+  "${py[@]}" timeout ${MEMCHECK_S:-200} compute-sanitizer --tool memcheck --error-exitcode 1 python3 \
     bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --shapes 3840x4096 --m 1 8 32 --replays 1 \
     --csv $o/memcheck.csv > $o/memcheck.log 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|Invalid|Error" $o/memcheck.log | head -5
@@ -88,8 +88,7 @@ else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
     flag=; [ $mode = iso ] && flag=--isolated
-    TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python timeout 170 \
-      python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench $flag --csv $o/corpus-$mode.csv \
+    "${py[@]}" timeout 170 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench $flag --csv $o/corpus-$mode.csv \
       > $o/corpus-$mode.log 2>&1
     echo "corpus $mode rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-$mode.log | head -6
   done
