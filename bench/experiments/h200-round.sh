@@ -29,7 +29,8 @@
 #           twelve shapes before and at the one it died on,
 #           RUNS times (default 6; odd runs pushed split-K, even runs pulled), each
 #           run's exit and last lines kept; then compute-sanitizer memcheck over the
-#           corpus bench on the shape it died on (M 1, 8, 32).
+#           corpus bench on the shape it died on (MEMCHECK_M, default M 1, 8, 32 and
+#           64: the tgv backend's split-K plan there).
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -81,7 +82,7 @@ elif [ "${PART:-1}" = 4 ]; then
     echo "run $r pull=$pull rc=$? $(grep -cE 'launch failure|illegal|Error' $o/chase-$r.log) errors; $(grep '^\[' $o/chase-$r.log | tail -1)"
   done
   "${py[@]}" timeout ${MEMCHECK_S:-200} compute-sanitizer --tool memcheck --error-exitcode 1 python3 \
-    bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --shapes 3840x4096 --m 1 8 32 --replays 1 \
+    bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --shapes 3840x4096 --m ${MEMCHECK_M:-1 8 32 64} --replays 1 \
     --csv $o/memcheck.csv > $o/memcheck.log 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|Invalid|Error" $o/memcheck.log | head -5
 else
