@@ -31,6 +31,11 @@
 #           run's exit and last lines kept; then compute-sanitizer memcheck over the
 #           corpus bench on the shape it died on (MEMCHECK_M, default M 1, 8, 32 and
 #           64: the tgv backend's split-K plan there).
+#   PART=5: the candidate sweep the cost model is fitted to, back to back only
+#           (isolated.py --chain-only): SWEEP_M (default 1,4,16,32), SPLITS (default
+#           1,2,3,4,5,6,8), SWEEP_S seconds at most (default 540).
+#   PART=6: a dispatcher change B against A, staged as for PART=3: the chain A B
+#           A B (ROUNDS), then the corpus back to back on B and on A.
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -85,6 +90,32 @@ elif [ "${PART:-1}" = 4 ]; then
     bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --shapes 3840x4096 --m ${MEMCHECK_M:-1 8 32 64} --replays 1 \
     --csv $o/memcheck.csv > $o/memcheck.log 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|Invalid|Error" $o/memcheck.log | head -5
+elif [ "${PART:-1}" = 5 ]; then
+  # Every candidate back to back (the cost model's refit, perf-notes §35): weights
+  # >= 4 MB at SWEEP_M, splits SPLITS, the deepest ring; rows written as measured.
+  "${py[@]}" timeout ${SWEEP_S:-540} python3 bench/experiments/isolated.py --corpus bench/corpus/decode.shapes \
+    --min-mb 4 --stages 0 --splits ${SPLITS:-1,2,3,4,5,6,8} --m ${SWEEP_M:-1,4,16,32} --replays 3 --chain-only \
+    --csv $o/sweep.csv > $o/sweep.log 2>&1
+  echo "sweep rc=$? $(grep -c . $o/sweep.csv) rows"; tail -2 $o/sweep.log
+  gzip -f $o/sweep.csv
+elif [ "${PART:-1}" = 6 ]; then
+  # A dispatcher change B against A (staged as for PART=3): the chain A B A B,
+  # then the corpus back to back on B and on A, each with torch beside it.
+  mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
+  for r in $(seq ${ROUNDS:-2}); do
+    for L in A B; do
+      b=$c/bin/tgv-bench; [ $L = A ] && b=/tmp/var/A/tgv-bench
+      echo "### chain $L round $r"
+      TGV_TUNING_FILE=$untuned timeout 60 $b --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/chain-ab.txt
+  for L in B A; do
+    lib=$c/bin/libtgv_gemm.so; [ $L = A ] && lib=/tmp/var/A/libtgv_gemm.so
+    "${py[@]}" TGV_GEMM_LIBRARY=$lib timeout ${CORPUS_S:-200} python3 bench/python/corpus_bench.py \
+      --tgv-bench $c/bin/tgv-bench --csv $o/corpus-b2b-$L.csv > $o/corpus-b2b-$L.log 2>&1
+    echo "corpus $L rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-b2b-$L.log | head -6
+  done
+  gzip -f $o/*.csv
 else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
