@@ -63,12 +63,8 @@ chain() {
     grep -E "^llama|FAIL" $o/chain-$r.txt
   done
 }
-if [ "${PART:-1}" = 1 ]; then
-  check
-  chain
-elif [ "${PART:-1}" = 3 ]; then
-  mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
-  [ "${CHECK:-1}" = 1 ] && check
+# The chain untuned, A (var.tgz's A/) and B (this build) alternated ROUNDS times.
+chain_ab() {
   for r in $(seq ${ROUNDS:-2}); do
     for L in A B; do
       b=$c/bin/tgv-bench; [ $L = A ] && b=/tmp/var/A/tgv-bench
@@ -76,6 +72,14 @@ elif [ "${PART:-1}" = 3 ]; then
       TGV_TUNING_FILE=$untuned timeout 60 $b --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
     done
   done | tee $o/chain-ab.txt
+}
+if [ "${PART:-1}" = 1 ]; then
+  check
+  chain
+elif [ "${PART:-1}" = 3 ]; then
+  mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
+  [ "${CHECK:-1}" = 1 ] && check
+  chain_ab
   [ "${E2E:-1}" = 1 ] && e2e 150
 elif [ "${PART:-1}" = 4 ]; then
   [ "${CHAIN:-1}" = 1 ] && chain  # as before the failing run
@@ -102,13 +106,7 @@ elif [ "${PART:-1}" = 6 ]; then
   # A dispatcher change B against A (staged as for PART=3): the chain A B A B,
   # then the corpus back to back on B and on A, each with torch beside it.
   mkdir -p /tmp/var; tar xzf $c/var.tgz -C /tmp/var
-  for r in $(seq ${ROUNDS:-2}); do
-    for L in A B; do
-      b=$c/bin/tgv-bench; [ $L = A ] && b=/tmp/var/A/tgv-bench
-      echo "### chain $L round $r"
-      TGV_TUNING_FILE=$untuned timeout 60 $b --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
-    done
-  done | tee $o/chain-ab.txt
+  chain_ab
   for L in B A; do
     lib=$c/bin/libtgv_gemm.so; [ $L = A ] && lib=/tmp/var/A/libtgv_gemm.so
     "${py[@]}" TGV_GEMM_LIBRARY=$lib timeout ${CORPUS_S:-200} python3 bench/python/corpus_bench.py \
