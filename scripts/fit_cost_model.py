@@ -30,6 +30,10 @@ import numpy as np
 
 SMS = 132
 HBM_GBPS = 4500.0  # the read bandwidth tgv-bench measures on the H200 (perf-notes)
+# cost_model.cpp scales every bandwidth (HBM, the per-SM rates, cuBLASLt's) by
+# the device's peak over the H200's; --peak-gbps sets this for a sweep of
+# another GPU (the H100: 3352) so that --evaluate sees what the library picks.
+SCALE = 1.0
 K_GROUP_MAX_CTAS = 80  # cost_model.hpp's kSm90KGroupMaxCtas
 
 
@@ -64,7 +68,7 @@ def tgv_body(c, n, k, m, cand, occ):
     active = min(tiles, clusters) * split
     kb_cta = ceil_div(ceil_div(k, cta_k), split)
     bytes_cta = cta_m * kb_cta * cta_k * 2
-    rate = min(sm_rate(c, cta_m, cta_n, cta_k, tiles * split), HBM_GBPS / active)
+    rate = min(sm_rate(c, cta_m, cta_n, cta_k, tiles * split) * SCALE, HBM_GBPS * SCALE / active)
     t = waves * bytes_cta / rate * 1e-3 + (waves - 1) * c["wave_us"]
     if 2 * active > SMS and 4 * active < 3 * SMS:
         t *= 1.0 + c.get("part_factor", 0.0)  # the next call's grid finds too few free SMs to start whole
@@ -80,7 +84,7 @@ MISALIGNED_OUT_FACTOR = 2.0
 
 
 def cublas_time(q, n, k, m):
-    t = q[0] + 2.0 * n * k / q[1] * 1e-3 + 2.0 * m * n * k / q[2] * 1e-6
+    t = q[0] + 2.0 * n * k / (q[1] * SCALE) * 1e-3 + 2.0 * m * n * k / q[2] * 1e-6
     return t * (MISALIGNED_OUT_FACTOR if (n * 2) % 16 else 1.0)
 
 
@@ -131,7 +135,8 @@ def fit_cublas(points, column="cublas"):
         A = np.array([[1.0, 2.0 * n * k * 1e-3, 2.0 * m * n * k * 1e-6] for n, k, m in keys])
         y = np.array([points[k][column] for k in keys])
         sol, *_ = np.linalg.lstsq(A, y, rcond=None)
-        cub[mm] = (sol[0], 1.0 / sol[1] if sol[1] > 0 else 1e9, 1.0 / sol[2] if sol[2] > 0 else 1e9)
+        # Bandwidth in the H200's units (cublas_time scales it back by SCALE).
+        cub[mm] = (sol[0], 1.0 / sol[1] / SCALE if sol[1] > 0 else 1e9, 1.0 / sol[2] if sol[2] > 0 else 1e9)
     return cub
 
 
@@ -140,7 +145,7 @@ def nearest_m(table, m):
 
 
 def floor_us(n, k):
-    return 2.0 * n * k / HBM_GBPS * 1e-3
+    return 2.0 * n * k / (HBM_GBPS * SCALE) * 1e-3
 
 
 def price(c, points, occ):
@@ -213,31 +218,50 @@ def scan_margins(c, points, occ, cub):
             del low
 
 
-def cpp_model(path):
-    """The constants committed in src/plan/cost_model.cpp: (ranking constants,
-    prices per cta_n, cuBLASLt prices per M, margins), read from its source."""
+# cost_model.cpp's names of each GPU's fitted constants (kFits): the peak that
+# selects the fit, the peak whose GB/s its bandwidths are in, and the rest. The
+# H100 is priced by the H200's constants with a plain-call margin of its own.
+CPP_NAMES = {
+    "H200": dict(peak="kPeakHbmGbps", units="kPeakHbmGbps", hbm="kHbmGbps", split="kSplitUs", rank="kPerRankUs",
+                 wave="kWaveUs", part="kPartialGridFactor", rate="kSm90Rate[]", price="kSm90Price[]",
+                 cublas="kCublasPrice[]", small="kCublasMarginSmallM", large="kCublasMarginLargeM"),
+}
+CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH100CublasMarginSmallM")
+
+
+def cpp_model(path, gpu="H200"):
+    """One GPU's constants committed in src/plan/cost_model.cpp: (ranking
+    constants, prices per cta_n, cuBLASLt prices per M, margins, (selecting
+    peak, units peak, hbm) GB/s), read from its source."""
     src = open(path).read()
+    names = CPP_NAMES[gpu]
 
     def const(name):
         return float(re.search(r"constexpr double %s = ([0-9.e]+);" % name, src).group(1))
 
     body = lambda name: src[src.index(name):src.index("};", src.index(name))]
     c = {"rate_%s_%s_%s" % m[:3]: float(m[3])
-         for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body("kSm90Rate[]"))}
-    c.update(split_us=const("kSplitUs"), per_rank_us=const("kPerRankUs"), wave_us=const("kWaveUs"),
-             part_factor=const("kPartialGridFactor") if "kPartialGridFactor" in src else 0.0)
+         for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["rate"]))}
+    c.update(split_us=const(names["split"]), per_rank_us=const(names["rank"]), wave_us=const(names["wave"]),
+             part_factor=const(names["part"]))
     prices = {int(m[0]): np.array([float(v) for v in m[1:]])
-              for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body("kSm90Price[]"))}
+              for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(names["price"]))}
     cub = {int(m[0]): (float(m[1]), float(m[2]), float(m[3]))
-           for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body("kCublasPrice[]"))}
-    return c, prices, cub, (const("kCublasMarginSmallM"), const("kCublasMarginLargeM"))
+           for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(names["cublas"]))}
+    return (c, prices, cub, (const(names["small"]), const(names["large"])),
+            (const(names["peak"]), const(names["units"]), const(names["hbm"])))
 
 
-def evaluate_cpp(points, occ, path):
+def evaluate_cpp(points, occ, path, peak_gbps):
     """How the committed model's pick (its split 1..8 candidates at the deepest
-    ring, or cuBLASLt at torch's time) compares with the best measured at each point."""
-    c, prices, cub, margins = cpp_model(path)
-    print("committed model (%s): %s" % (path, ", ".join("%s=%g" % kv for kv in c.items())))
+    ring, or cuBLASLt at torch's time) compares with the best measured at each
+    point, with the fit the library uses on a GPU of this peak bandwidth."""
+    global SCALE, HBM_GBPS
+    fits = {gpu: cpp_model(path, gpu) for gpu in CPP_NAMES}
+    gpu = min(fits, key=lambda g: abs(math.log(peak_gbps / fits[g][4][0])))
+    c, prices, cub, margins, (_, units, hbm) = fits[gpu]
+    SCALE, HBM_GBPS = peak_gbps / units, hbm
+    print("committed model (%s, the %s fit): %s" % (path, gpu, ", ".join("%s=%g" % kv for kv in c.items())))
     prices[256] = prices[max(prices)]  # cost_model.cpp's price_for: 256 tokens take the widest fitted
     split_points = collections.OrderedDict(
         (key, dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})) for key, d in points.items())
@@ -280,10 +304,14 @@ def main():
                     help="with isolated.py's CSVs: back-to-back or between-kernels times (default chain)")
     ap.add_argument("--evaluate", metavar="COST_MODEL_CPP",
                     help="only evaluate the constants committed in this source (src/plan/cost_model.cpp)")
+    ap.add_argument("--peak-gbps", type=float, default=4814.0,
+                    help="the swept GPU's peak read bandwidth (H200 4814, H100 3352): scales as the library does")
     a = ap.parse_args()
+    global SCALE
+    SCALE = a.peak_gbps / 4814.0
     if a.evaluate:
         occ = load_occupancy(a.occupancy)
-        evaluate_cpp(load(a.csv, occ, a.time), occ, a.evaluate)
+        evaluate_cpp(load(a.csv, occ, a.time), occ, a.evaluate, a.peak_gbps)
         return
     global CUBLAS_COLUMN
     CUBLAS_COLUMN = a.cublas_column
@@ -311,6 +339,11 @@ def main():
     scan_margins(c, points, occ, cub)
     for mm, q in cub.items():
         print("cublas M=%d: fixed_us=%.3f hbm_gbps=%.0f tflops=%.0f" % (mm, q[0], q[1], q[2]))
+    if SCALE != 1.0:  # cost_model.cpp keeps each GPU's constants in its own GB/s
+        print("in the swept GPU's GB/s (x %.4f): hbm %.0f, peak %.0f; rates %s; cublas gbps %s" % (
+            SCALE, HBM_GBPS * SCALE, 4814.0 * SCALE,
+            ", ".join("%s=%.1f" % (r, c[r] * SCALE) for r in sorted(c) if r.startswith("rate_")),
+            ", ".join("M=%d %.0f" % (mm, q[1] * SCALE) for mm, q in cub.items())))
 
     report(c, points, occ, prices, cub, (MARGIN_SMALL_M, MARGIN_LARGE_M), "tgv candidates and cuBLASLt", 30)
 

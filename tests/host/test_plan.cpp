@@ -687,4 +687,26 @@ TEST(Plan, AutoGivesFusedCallsToCublasOnlyWhenClearlyFaster) {
   EXPECT_TRUE(cublas_predicted_faster(g, kH200, cublas * 1.5, 0.01));
 }
 
+// An H100 takes a plain call's cuBLASLt margin of its own (perf-notes §35):
+// on 3696 x 8192 (qwen2.5-72b-tp8's gate and up) its sweep timed our 64-row
+// split-1 plan at 23.0 / 23.4 us against torch's cuBLAS 26.9 / 28.1 (M = 1 /
+// 16), and the H200's 10% margin gave the call to cuBLASLt. A device at the
+// H200's bandwidth keeps the H200's fit, unscaled; a fused call keeps its margin.
+TEST(Plan, AnH100HasItsOwnCublasMargin) {
+  REQUIRE_SM90_BUILD();
+  DeviceInfo h100 = kH200, h200 = kH200;
+  h100.peak_hbm_gbps = 3352;
+  h200.peak_hbm_gbps = 4814;
+  for (int64_t m : {1, 16}) {
+    const GemmDesc g = validate_problem(make_problem(m, 3696, 8192, 1));
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), h100).backend, TGV_BACKEND_TGV) << m;
+    EXPECT_EQ(predict_cublas_us(g, h200), predict_cublas_us(g, kH200)) << m;
+    EXPECT_EQ(best_sm90(g, h200).us, best_sm90(g, kH200).us) << m;
+    // A fused call on the H100: cuBLASLt + our kernel must still win by the 10%.
+    const double cublas = predict_cublas_us(g, h100);
+    EXPECT_TRUE(cublas_predicted_faster(g, h100, cublas * 1.05, 0.0)) << m;
+    EXPECT_FALSE(cublas_predicted_faster(g, h100, cublas * 1.05, 0.01)) << m;
+  }
+}
+
 }  // namespace
