@@ -30,6 +30,7 @@ import numpy as np
 
 SMS = 132
 HBM_GBPS = 4500.0  # the read bandwidth tgv-bench measures on the H200 (perf-notes)
+H200_PEAK_GBPS = 4814.0  # cost_model.cpp's kPeakHbmGbps
 # cost_model.cpp scales every bandwidth (HBM, the per-SM rates, cuBLASLt's) by
 # the device's peak over the H200's; --peak-gbps sets this for a sweep of
 # another GPU (the H100: 3352) so that --evaluate sees what the library picks.
@@ -218,9 +219,9 @@ def scan_margins(c, points, occ, cub):
             del low
 
 
-# cost_model.cpp's names of each GPU's fitted constants (kFits): the peak that
-# selects the fit, the peak whose GB/s its bandwidths are in, and the rest. The
-# H100 is priced by the H200's constants with a plain-call margin of its own.
+# cost_model.cpp's names of the constants each GPU is priced by: the peak that
+# selects them (plain_margin_small_m), the peak whose GB/s the bandwidths are
+# in, and the rest. The H100 takes the H200's with a plain-call margin of its own.
 CPP_NAMES = {
     "H200": dict(peak="kPeakHbmGbps", units="kPeakHbmGbps", hbm="kHbmGbps", split="kSplitUs", rank="kPerRankUs",
                  wave="kWaveUs", part="kPartialGridFactor", rate="kSm90Rate[]", price="kSm90Price[]",
@@ -304,11 +305,11 @@ def main():
                     help="with isolated.py's CSVs: back-to-back or between-kernels times (default chain)")
     ap.add_argument("--evaluate", metavar="COST_MODEL_CPP",
                     help="only evaluate the constants committed in this source (src/plan/cost_model.cpp)")
-    ap.add_argument("--peak-gbps", type=float, default=4814.0,
+    ap.add_argument("--peak-gbps", type=float, default=H200_PEAK_GBPS,
                     help="the swept GPU's peak read bandwidth (H200 4814, H100 3352): scales as the library does")
     a = ap.parse_args()
     global SCALE
-    SCALE = a.peak_gbps / 4814.0
+    SCALE = a.peak_gbps / H200_PEAK_GBPS
     if a.evaluate:
         occ = load_occupancy(a.occupancy)
         evaluate_cpp(load(a.csv, occ, a.time), occ, a.evaluate, a.peak_gbps)
@@ -341,7 +342,7 @@ def main():
         print("cublas M=%d: fixed_us=%.3f hbm_gbps=%.0f tflops=%.0f" % (mm, q[0], q[1], q[2]))
     if SCALE != 1.0:  # cost_model.cpp keeps each GPU's constants in its own GB/s
         print("in the swept GPU's GB/s (x %.4f): hbm %.0f, peak %.0f; rates %s; cublas gbps %s" % (
-            SCALE, HBM_GBPS * SCALE, 4814.0 * SCALE,
+            SCALE, HBM_GBPS * SCALE, H200_PEAK_GBPS * SCALE,
             ", ".join("%s=%.1f" % (r, c[r] * SCALE) for r in sorted(c) if r.startswith("rate_")),
             ", ".join("M=%d %.0f" % (mm, q[1] * SCALE) for mm, q in cub.items())))
 

@@ -96,55 +96,28 @@ constexpr double kCublasMarginLargeM = 0.10;
 // the time of 4096 x 4096 in torch.
 constexpr double kMisalignedOutFactor = 2.0;
 
-// One GPU's fitted constants. Bandwidths are in the GB/s of the GPU whose peak
-// is units_peak_gbps (the device's own peak over it scales them); peak_gbps
-// picks the fit for a device.
-struct Fit {
-  double peak_gbps, units_peak_gbps, hbm_gbps;
-  double split_us, per_rank_us, wave_us, partial_grid_factor;
-  const Rate* rates;
-  int32_t num_rates;
-  const Price* prices;
-  int32_t num_prices;
-  const CublasPrice* cublas;
-  int32_t num_cublas;
-  double margin_small_m, margin_large_m;  // a plain call's (fused calls: kCublasMargin*)
-};
-template <typename T, int N>
-constexpr int32_t count(const T (&)[N]) { return N; }
-
 // The H100 (3352 GB/s peak: 2 x 2619 MHz x 5120 bits) is priced by the H200's
-// constants scaled to its bandwidth, with a plain call's cuBLASLt margin of its
-// own. Its sweep of every candidate (2026-12-06, docs/data/2026-12-06-h100-b/,
-// perf-notes §35) put the H200's constants with a 10% margin within 5% of the
-// best at 52% of 892 points, 545 of them on cuBLASLt, many where our kernel
-// was up to 1.28x faster. With no margin: 63%, 1.144x torch at M <= 32 (was
-// 1.127x), points under 0.98x torch 4 (was 3); on the corpus timed the same
-// day, emulated from its timings of both routes, 1.201x against 1.187x with
-// the same 10 points under 0.98x. A fit of the H100's own (rates, prices)
-// picked within 5% more often (73-76%) but lost to torch at twice the points
-// and, free to move the rates, slowed the 8B layer by 2% (§35).
+// constants scaled to its bandwidth, with a plain call's cuBLASLt margin at
+// M <= 32 of its own. Its sweep of every candidate (2026-12-06,
+// docs/data/2026-12-06-h100-b/, perf-notes §35) put the H200's constants with a
+// 10% margin within 5% of the best at 52% of 892 points, 545 of them on
+// cuBLASLt, many where our kernel was up to 1.28x faster. With no margin: 63%,
+// 1.144x torch at M <= 32 (was 1.127x), points under 0.98x torch 4 (was 3); on
+// the corpus timed the same day, emulated from its timings of both routes,
+// 1.201x against 1.187x with the same 10 points under 0.98x. A fit of the
+// H100's own (rates, prices) picked within 5% more often (73-76%) but lost to
+// torch at twice the points and, free to move the rates, slowed the 8B layer by
+// 2% (§35).
 constexpr double kH100PeakHbmGbps = 3352;
 constexpr double kH100CublasMarginSmallM = 0.0;
 
-constexpr Fit kFits[] = {
-    {kPeakHbmGbps, kPeakHbmGbps, kHbmGbps, kSplitUs, kPerRankUs, kWaveUs, kPartialGridFactor, kSm90Rate,
-     count(kSm90Rate), kSm90Price, count(kSm90Price), kCublasPrice, count(kCublasPrice), kCublasMarginSmallM,
-     kCublasMarginLargeM},
-    {kH100PeakHbmGbps, kPeakHbmGbps, kHbmGbps, kSplitUs, kPerRankUs, kWaveUs, kPartialGridFactor, kSm90Rate,
-     count(kSm90Rate), kSm90Price, count(kSm90Price), kCublasPrice, count(kCublasPrice), kH100CublasMarginSmallM,
-     kCublasMarginLargeM},
-};
-
-// The fit of the GPU whose peak bandwidth is nearest the device's (log scale):
-// an H100 or H200 gets its own, another Hopper the nearer one, scaled.
-const Fit& fit_for(const DeviceInfo& dev) {
-  const Fit* best = &kFits[0];
-  if (dev.peak_hbm_gbps <= 0) return *best;
-  for (const Fit& f : kFits)
-    if (std::fabs(std::log(dev.peak_hbm_gbps / f.peak_gbps)) < std::fabs(std::log(dev.peak_hbm_gbps / best->peak_gbps)))
-      best = &f;
-  return *best;
+// A plain call's margin at M <= 32 on this device: that of the GPU (H200, H100)
+// whose peak bandwidth is nearest its own, on a log scale.
+double plain_margin_small_m(const DeviceInfo& dev) {
+  if (dev.peak_hbm_gbps <= 0) return kCublasMarginSmallM;
+  const bool nearer_h100 =
+      std::fabs(std::log(dev.peak_hbm_gbps / kH100PeakHbmGbps)) < std::fabs(std::log(dev.peak_hbm_gbps / kPeakHbmGbps));
+  return nearer_h100 ? kH100CublasMarginSmallM : kCublasMarginSmallM;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -152,24 +125,23 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches.
 int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
 
-// The device's bandwidth relative to the GPU its constants were fitted on.
+// The device's bandwidth relative to the GPU the constants were fitted on.
 double bandwidth_scale(const DeviceInfo& dev) {
-  return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / fit_for(dev).units_peak_gbps : 1.0;
+  return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / kPeakHbmGbps : 1.0;
 }
 
-const Price& price_for(const Fit& f, int32_t cta_n) {
-  for (int32_t i = 0; i < f.num_prices; ++i)
-    if (f.prices[i].cta_n >= cta_n) return f.prices[i];
-  return f.prices[f.num_prices - 1];  // 256 tokens: the widest fitted
+const Price& price_for(int32_t cta_n) {
+  for (const Price& p : kSm90Price)
+    if (p.cta_n >= cta_n) return p;
+  return kSm90Price[sizeof(kSm90Price) / sizeof(kSm90Price[0]) - 1];  // 256 tokens: the widest fitted
 }
 
-// The fit's rate for tactic t (the nearest geometry: a tactic outside the
+// kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
 // fitted ones takes the rate of its rows and K block, one group).
-double sm90_rate_gbps(const Fit& f, const Tactic& t, int32_t k_groups) {
+double sm90_rate_gbps(const Tactic& t, int32_t k_groups) {
   const int32_t groups = sm90_tile_has_k_groups(t.cta_m, t.cta_n) ? k_groups : 1;
   const Rate* best = nullptr;
-  for (int32_t i = 0; i < f.num_rates; ++i) {
-    const Rate& r = f.rates[i];
+  for (const Rate& r : kSm90Rate) {
     if (r.cta_m == t.cta_m && r.cta_k == t.cta_k && r.k_groups == groups) return r.gbps;
     if (r.k_groups == 1 && (best == nullptr || std::abs(r.cta_m - t.cta_m) + std::abs(r.cta_k - t.cta_k) <
                                                    std::abs(best->cta_m - t.cta_m) + std::abs(best->cta_k - t.cta_k)))
@@ -182,9 +154,8 @@ double sm90_rate_gbps(const Fit& f, const Tactic& t, int32_t k_groups) {
 double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const DeviceInfo& dev) {
   const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
-  const Fit& f = fit_for(dev);
-  const double hbm = f.hbm_gbps * bandwidth_scale(dev);
-  const double sm_gbps = sm90_rate_gbps(f, t, sm90_k_groups(g, t, split));  // stream-K: one group
+  const double hbm = kHbmGbps * bandwidth_scale(dev);
+  const double sm_gbps = sm90_rate_gbps(t, sm90_k_groups(g, t, split));  // stream-K: one group
   auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
     return bytes_per_cta / std::min(sm_gbps * bandwidth_scale(dev), hbm / double(active)) * 1e-3;
   };
@@ -199,9 +170,9 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t active = std::min(tiles, clusters) * split;
   const int64_t kb_per_cta = ceil_div(k_blocks, split);
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
-              double(waves - 1) * f.wave_us;
-  if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms)) us *= 1.0 + f.partial_grid_factor;
-  if (split > 1) us += f.split_us + f.per_rank_us * (split - 1);
+              double(waves - 1) * kWaveUs;
+  if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms)) us *= 1.0 + kPartialGridFactor;
+  if (split > 1) us += kSplitUs + kPerRankUs * (split - 1);
   return us;
 }
 
@@ -256,17 +227,14 @@ int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
 }
 
 double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
-  const Fit& f = fit_for(dev);
-  const Price& p = price_for(f, t.cta_n);
-  const double floor_us = 2.0 * double(g.n) * double(g.k) * double(g.l) / (f.hbm_gbps * bandwidth_scale(dev)) * 1e-3;
+  const Price& p = price_for(t.cta_n);
+  const double floor_us = 2.0 * double(g.n) * double(g.k) * double(g.l) / (kHbmGbps * bandwidth_scale(dev)) * 1e-3;
   return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
 }
 
 bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us) {
-  const Fit& f = fit_for(dev);
   const bool fused = cublas_extra_us > 0.0;
-  const double margin = fused ? (g.m <= 32 ? kCublasMarginSmallM : kCublasMarginLargeM)
-                              : (g.m <= 32 ? f.margin_small_m : f.margin_large_m);
+  const double margin = g.m > 32 ? kCublasMarginLargeM : fused ? kCublasMarginSmallM : plain_margin_small_m(dev);
   // Where cuBLASLt's route needs a kernel of ours after it (a fused epilogue),
   // the margin turns the other way: that route is two launches, a scratch round
   // trip and a kernel boundary PDL cannot overlap, and in a decoder layer it
@@ -280,11 +248,10 @@ bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm
 
 double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev) {
   // The fitted token count nearest to M on a log scale.
-  const Fit& f = fit_for(dev);
-  const CublasPrice* best = &f.cublas[0];
-  for (const CublasPrice* c = f.cublas; c != f.cublas + f.num_cublas; ++c)
-    if (std::fabs(std::log(double(c->m) / double(g.m))) < std::fabs(std::log(double(best->m) / double(g.m))))
-      best = c;
+  const CublasPrice* best = &kCublasPrice[0];
+  for (const CublasPrice& c : kCublasPrice)
+    if (std::fabs(std::log(double(c.m) / double(g.m))) < std::fabs(std::log(double(best->m) / double(g.m))))
+      best = &c;
   const double bytes = 2.0 * double(g.n) * double(g.k) * double(g.l);
   const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * double(g.l);
   const double us = best->fixed_us + bytes / (best->gbps * bandwidth_scale(dev)) * 1e-3 + flops / best->tflops * 1e-6;

@@ -4,9 +4,9 @@
 // read-rate cap and a fixed cost per kernel. Pure C++ over GemmDesc and
 // DeviceInfo, unit-tested on a CPU. The constants are fitted to a sweep of
 // every candidate on the H200 (scripts/fit_cost_model.py over the sweeps in
-// docs/data/; perf-notes §28); a device takes the fit of the GPU nearest its
-// peak bandwidth, scaled to its own (the H100's: the H200's constants with a
-// cuBLASLt margin of its own, from an H100 sweep, §35).
+// docs/data/; perf-notes §28), scaled by the device's peak bandwidth; a GPU
+// nearer the H100's bandwidth takes the H100's margin for a plain call (from an
+// H100 sweep, §35).
 #pragma once
 
 #include <cstdint>
