@@ -6,8 +6,12 @@ pick lands within 5% of the measured best, with the misses.
   python3 scripts/fit_cost_model.py bench/experiments/data/sweep-h200-2026-12-03.csv \
       [--occupancy bench/experiments/data/cluster-occupancy-h200.txt]
   python3 scripts/fit_cost_model.py --evaluate src/plan/cost_model.cpp bench/experiments/data/sweep-*.csv
+  python3 scripts/fit_cost_model.py --peak-gbps 3352 --wide src/plan/cost_model.cpp \
+      docs/data/2026-12-06-h100-c/sweep-m64.csv.gz
 
-The model (the same arithmetic as cost_model.cpp; keep them in step):
+The model (the same arithmetic as cost_model.cpp; keep them in step; on an
+H100 the 64-token tile has rates, split costs and a price of its own, fitted
+with --wide):
   tgv:    fixed(cta_n) + [split > 1] (split_us + per_rank_us (split - 1))
           + waves * bytes_per_cta / rate + (waves - 1) wave_us
           rate = min(rate(cta_m, cta_k, K groups), hbm_gbps / active_ctas)
@@ -56,6 +60,8 @@ def sm_rate(c, cta_m, cta_n, cta_k, ctas):
     a 64-row tile has one, or two K groups on small grids (sm90_k_groups); a
     128-row tile two row groups. cost_model.cpp's kSm90Rate; the tiles with K
     groups are tactics.hpp's sm90_tile_has_k_groups."""
+    if cta_n == 64 and "w_%d_%d" % (cta_m, cta_k) in c:  # the H100's 64-token rates (kSm90Rate64Tokens)
+        return c["w_%d_%d" % (cta_m, cta_k)]
     kg = 2 if cta_m == 64 and cta_n <= 32 and ctas <= K_GROUP_MAX_CTAS else 1
     return c["rate_%d_%d_%d" % (cta_m, cta_k, kg)]
 
@@ -74,7 +80,10 @@ def tgv_body(c, n, k, m, cand, occ):
     if 2 * active > SMS and 4 * active < 3 * SMS:
         t *= 1.0 + c.get("part_factor", 0.0)  # the next call's grid finds too few free SMs to start whole
     if split > 1:
-        t += c["split_us"] + c["per_rank_us"] * (split - 1)
+        if cta_n == 64 and "w_split_us" in c:  # kSplitUs64Tokens, kPerRankUs64Tokens
+            t += c["w_split_us"] + c["w_rank_us"] * (split - 1)
+        else:
+            t += c["split_us"] + c["per_rank_us"] * (split - 1)
     return t
 
 
@@ -227,7 +236,9 @@ CPP_NAMES = {
                  wave="kWaveUs", part="kPartialGridFactor", rate="kSm90Rate[]", price="kSm90Price[]",
                  cublas="kCublasPrice[]", small="kCublasMarginSmallM", large="kCublasMarginLargeM"),
 }
-CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH100CublasMarginSmallM")
+CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH100CublasMarginSmallM",
+                         wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",
+                         wide_price="kH100Price64Tokens")
 
 
 def cpp_model(path, gpu="H200"):
@@ -247,6 +258,12 @@ def cpp_model(path, gpu="H200"):
              part_factor=const(names["part"]))
     prices = {int(m[0]): np.array([float(v) for v in m[1:]])
               for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(names["price"]))}
+    if "wide" in names:  # the 64-token tile's own constants
+        c.update({"w_%s_%s" % m[:2]: float(m[2])
+                  for m in re.findall(r"\{(\d+), (\d+), ([0-9.]+)\}", body(names["wide"]))})
+        c.update(w_split_us=const(names["wide_split"]), w_rank_us=const(names["wide_rank"]))
+        wp = re.search(r"%s = \{64, ([0-9.]+), ([0-9.]+), ([0-9.]+)\};" % names["wide_price"], src)
+        prices[64] = np.array([float(v) for v in wp.groups()])
     cub = {int(m[0]): (float(m[1]), float(m[2]), float(m[3]))
            for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(names["cublas"]))}
     return (c, prices, cub, (const(names["small"]), const(names["large"])),
@@ -295,6 +312,34 @@ def report(c, points, occ, prices, cub, margins, candidates, shown):
                                                                      min(v)))
 
 
+def fit_wide(points, occ, path):
+    """The H100's 64-token constants (kSm90Rate64Tokens, kSplitUs64Tokens,
+    kPerRankUs64Tokens, kH100Price64Tokens) fitted to a sweep at M = 64, the
+    narrow tiles' constants and cuBLASLt's price held at the committed ones:
+    coordinate search on the points within 5% less LOSS_WEIGHT per point under
+    0.98x torch, at the committed margin for M > 32."""
+    global SCALE, HBM_GBPS
+    c, _, cub, margins, (_, units, hbm) = cpp_model(path, "H100")
+    SCALE, HBM_GBPS = SCALE * H200_PEAK_GBPS / units, hbm
+    grids = {"w_64_64": [20, 30, 40, 50, 60, 80, 100, 120, 150, 200], "w_64_128": [15, 20, 25, 30, 40, 50, 60, 80, 100],
+             "w_128_64": [3, 5, 7, 10, 15, 20, 30], "w_128_128": [5, 10, 15, 20, 25, 30, 40, 60],
+             "w_split_us": [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2], "w_rank_us": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0]}
+    c = dict(c, w_64_64=40.0, w_64_128=60.0, w_128_64=40.0, w_128_128=20.0, w_split_us=0.1, w_rank_us=0.1)
+    both = (margins[1], margins[1])
+    best = evaluate(c, points, occ, cub, both)[0]
+    for _ in range(3):
+        for name, grid in grids.items():
+            for v in grid:
+                trial = dict(c, **{name: v})
+                s = evaluate(trial, points, occ, cub, both)[0]
+                if s > best:
+                    best, c = s, trial
+    _, prices = evaluate(c, points, occ, cub, both)
+    print("64-token constants: " + ", ".join("%s=%g" % kv for kv in c.items() if kv[0].startswith("w_")))
+    print("tgv cta_n=64: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % tuple(prices[64]))
+    report(c, points, occ, prices, cub, both, "tgv candidates and cuBLASLt at the committed price", 20)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", nargs="+")
@@ -307,9 +352,15 @@ def main():
                     help="only evaluate the constants committed in this source (src/plan/cost_model.cpp)")
     ap.add_argument("--peak-gbps", type=float, default=H200_PEAK_GBPS,
                     help="the swept GPU's peak read bandwidth (H200 4814, H100 3352): scales as the library does")
+    ap.add_argument("--wide", metavar="COST_MODEL_CPP",
+                    help="fit the H100's 64-token constants to an M = 64 sweep, the rest as committed in this source")
     a = ap.parse_args()
     global SCALE
     SCALE = a.peak_gbps / H200_PEAK_GBPS
+    if a.wide:
+        occ = load_occupancy(a.occupancy)
+        fit_wide(load(a.csv, occ, a.time), occ, a.wide)
+        return
     if a.evaluate:
         occ = load_occupancy(a.occupancy)
         evaluate_cpp(load(a.csv, occ, a.time), occ, a.evaluate, a.peak_gbps)

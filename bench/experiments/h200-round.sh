@@ -32,6 +32,7 @@
 #           corpus bench on the shape it died on (MEMCHECK_M, default M 1, 8, 32 and
 #           64: the tgv backend's split-K plan there).
 #   PART=5: the candidate sweep the cost model is fitted to, back to back only
+#           (weights >= MIN_MB, default 4)
 #           (isolated.py --chain-only): SWEEP_M (default 1,4,16,32), SPLITS (default
 #           1,2,3,4,5,6,8), SWEEP_S seconds at most (default 540).
 #   PART=6: a dispatcher change B against A, staged as for PART=3: the chain A B
@@ -98,7 +99,7 @@ elif [ "${PART:-1}" = 5 ]; then
   # Every candidate back to back (the cost model's refit, perf-notes §35): weights
   # >= 4 MB at SWEEP_M, splits SPLITS, the deepest ring; rows written as measured.
   "${py[@]}" timeout ${SWEEP_S:-540} python3 bench/experiments/isolated.py --corpus bench/corpus/decode.shapes \
-    --min-mb 4 --stages 0 --splits ${SPLITS:-1,2,3,4,5,6,8} --m ${SWEEP_M:-1,4,16,32} --replays 3 --chain-only \
+    --min-mb ${MIN_MB:-4} --stages 0 --splits ${SPLITS:-1,2,3,4,5,6,8} --m ${SWEEP_M:-1,4,16,32} --replays 3 --chain-only \
     --csv $o/sweep.csv > $o/sweep.log 2>&1
   echo "sweep rc=$? $(grep -c . $o/sweep.csv) rows"; tail -2 $o/sweep.log
   gzip -f $o/sweep.csv

@@ -60,6 +60,26 @@ constexpr Rate kSm90Rate[] = {
     {64, 128, 2, 120}, {128, 64, 1, 40}, {128, 128, 1, 20},
 };
 
+// On an H100 the 64-token tile (M 33-64) streams at rates of its own: each
+// k-block is eight times the MMA work of an 8-token tile and its split-K
+// partials are a 64 x 64 fp32 tile per peer. Fitted on the H100 (in the H200's
+// units like the rest) to a sweep of every candidate at M = 64 over the whole
+// corpus, 257 weights, back to back (docs/data/2026-12-06-h100-c/sweep-m64.csv.gz,
+// perf-notes §36): the narrow tiles' constants ranked the 64-token candidates
+// within 5% of the best at 176 of 257 points, these at 212, and with the price
+// below auto's M = 64 went from cuBLASLt everywhere (1.00x torch) to 1.064x,
+// one point under 0.98x. Not on the H200: there the plans these constants give
+// to our kernel lost to torch at 19-22 of the 64 corpus points timed on them
+// (2026-12-06 H200 corpus, perf-notes §36), so the H200 keeps the narrow
+// tiles' rates and the older price, which leave M = 64 to cuBLASLt.
+struct WideRate {
+  int32_t cta_m, cta_k;
+  double gbps;
+};
+constexpr WideRate kSm90Rate64Tokens[] = {{64, 64, 100}, {64, 128, 50}, {128, 64, 10}, {128, 128, 20}};
+constexpr double kSplitUs64Tokens = 0.0;
+constexpr double kPerRankUs64Tokens = 0.5;
+
 struct Price {
   int32_t cta_n;
   double fixed_us, body_scale, floor_scale;
@@ -70,6 +90,8 @@ constexpr Price kSm90Price[] = {
     {8, 2.175, 0.433, 0.655},  {16, 2.466, 0.477, 0.615}, {32, 3.018, 0.421, 0.685},
     {64, 3.571, 0.908, 0.207}, {128, 4.270, 1.083, 0.252},
 };
+// The H100's 64-token price, fitted with kSm90Rate64Tokens (perf-notes §36).
+constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 
 // cuBLASLt per token count: fixed + weight bytes / rate + flops / rate, fitted
 // to torch's own cuBLAS call timed beside ours (the same library; out rows
@@ -111,14 +133,20 @@ constexpr double kMisalignedOutFactor = 2.0;
 constexpr double kH100PeakHbmGbps = 3352;
 constexpr double kH100CublasMarginSmallM = 0.0;
 
-// A plain call's margin at M <= 32 on this device: that of the GPU (H200, H100)
-// whose peak bandwidth is nearest its own, on a log scale.
-double plain_margin_small_m(const DeviceInfo& dev) {
-  if (dev.peak_hbm_gbps <= 0) return kCublasMarginSmallM;
-  const bool nearer_h100 =
-      std::fabs(std::log(dev.peak_hbm_gbps / kH100PeakHbmGbps)) < std::fabs(std::log(dev.peak_hbm_gbps / kPeakHbmGbps));
-  return nearer_h100 ? kH100CublasMarginSmallM : kCublasMarginSmallM;
+// Whether this device is priced as an H100: of the two GPUs the constants were
+// fitted on, the H100's peak bandwidth is nearer its own on a log scale.
+bool priced_as_h100(const DeviceInfo& dev) {
+  return dev.peak_hbm_gbps > 0 && std::fabs(std::log(dev.peak_hbm_gbps / kH100PeakHbmGbps)) <
+                                      std::fabs(std::log(dev.peak_hbm_gbps / kPeakHbmGbps));
 }
+
+// A plain call's margin at M <= 32 on this device.
+double plain_margin_small_m(const DeviceInfo& dev) {
+  return priced_as_h100(dev) ? kH100CublasMarginSmallM : kCublasMarginSmallM;
+}
+
+// The 64-token tile's own constants (kSm90Rate64Tokens) apply on an H100 only.
+bool wide_constants(const Tactic& t, const DeviceInfo& dev) { return t.cta_n == 64 && priced_as_h100(dev); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -130,7 +158,8 @@ double bandwidth_scale(const DeviceInfo& dev) {
   return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / kPeakHbmGbps : 1.0;
 }
 
-const Price& price_for(int32_t cta_n) {
+const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
+  if (cta_n == 64 && priced_as_h100(dev)) return kH100Price64Tokens;
   for (const Price& p : kSm90Price)
     if (p.cta_n >= cta_n) return p;
   return kSm90Price[sizeof(kSm90Price) / sizeof(kSm90Price[0]) - 1];  // 256 tokens: the widest fitted
@@ -138,7 +167,10 @@ const Price& price_for(int32_t cta_n) {
 
 // kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
 // fitted ones takes the rate of its rows and K block, one group).
-double sm90_rate_gbps(const Tactic& t, int32_t k_groups) {
+double sm90_rate_gbps(const Tactic& t, int32_t k_groups, const DeviceInfo& dev) {
+  if (wide_constants(t, dev))
+    for (const WideRate& r : kSm90Rate64Tokens)
+      if (r.cta_m == t.cta_m && r.cta_k == t.cta_k) return r.gbps;
   const int32_t groups = sm90_tile_has_k_groups(t.cta_m, t.cta_n) ? k_groups : 1;
   const Rate* best = nullptr;
   for (const Rate& r : kSm90Rate) {
@@ -155,7 +187,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   const double hbm = kHbmGbps * bandwidth_scale(dev);
-  const double sm_gbps = sm90_rate_gbps(t, sm90_k_groups(g, t, split));  // stream-K: one group
+  const double sm_gbps = sm90_rate_gbps(t, sm90_k_groups(g, t, split), dev);  // stream-K: one group
   auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
     return bytes_per_cta / std::min(sm_gbps * bandwidth_scale(dev), hbm / double(active)) * 1e-3;
   };
@@ -172,7 +204,10 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
               double(waves - 1) * kWaveUs;
   if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms)) us *= 1.0 + kPartialGridFactor;
-  if (split > 1) us += kSplitUs + kPerRankUs * (split - 1);
+  if (split > 1 && wide_constants(t, dev))
+    us += kSplitUs64Tokens + kPerRankUs64Tokens * (split - 1);
+  else if (split > 1)
+    us += kSplitUs + kPerRankUs * (split - 1);
   return us;
 }
 
@@ -227,7 +262,7 @@ int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
 }
 
 double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
-  const Price& p = price_for(t.cta_n);
+  const Price& p = price_for(t.cta_n, dev);
   const double floor_us = 2.0 * double(g.n) * double(g.k) * double(g.l) / (kHbmGbps * bandwidth_scale(dev)) * 1e-3;
   return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
 }

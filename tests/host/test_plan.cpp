@@ -709,4 +709,27 @@ TEST(Plan, AnH100HasItsOwnCublasMargin) {
   }
 }
 
+// M 33-64 (the 64-token tile) was cuBLASLt's everywhere under the narrow tiles'
+// constants. On an H100 its own rates and price (perf-notes §36) give 4096 x
+// 4096 at M = 48 and 64 to a 64 x 64 x 64 tile without split (the H100 sweep:
+// 13.4 us against torch's 14.7) and leave a router-sized weight to cuBLASLt;
+// the H200, where those plans lost to torch, keeps cuBLASLt there.
+TEST(Plan, SixtyFourTokensHaveTheirOwnRatesOnAnH100) {
+  REQUIRE_SM90_BUILD();
+  DeviceInfo h100 = kH200;
+  h100.peak_hbm_gbps = 3352;
+  for (int64_t m : {48, 64}) {
+    const GemmDesc g = validate_problem(make_problem(m, 4096, 4096, 1));
+    const Plan p = plan(g, options(TGV_BACKEND_AUTO), h100);
+    ASSERT_EQ(p.backend, TGV_BACKEND_TGV) << m;
+    EXPECT_EQ(tactic(p.tactic).cta_n, 64);
+    EXPECT_EQ(tactic(p.tactic).cta_m, 64);
+    EXPECT_EQ(tactic(p.tactic).cta_k, 64);
+    EXPECT_EQ(p.split_k, 1);
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS) << m;
+  }
+  EXPECT_EQ(plan(validate_problem(make_problem(64, 8, 4096, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+            TGV_BACKEND_CUBLAS);
+}
+
 }  // namespace
