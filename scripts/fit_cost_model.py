@@ -312,19 +312,28 @@ def report(c, points, occ, prices, cub, margins, candidates, shown):
                                                                      min(v)))
 
 
-def fit_wide(points, occ, path):
-    """The H100's 64-token constants (kSm90Rate64Tokens, kSplitUs64Tokens,
-    kPerRankUs64Tokens, kH100Price64Tokens) fitted to a sweep at M = 64, the
+def fit_wide(points, occ, path, peak_gbps):
+    """The 64-token constants (on the H100: kSm90Rate64Tokens, kSplitUs64Tokens,
+    kPerRankUs64Tokens, kH100Price64Tokens) fitted to a sweep at M = 64 on the
+    GPU whose constants the library would use at this peak bandwidth, the
     narrow tiles' constants and cuBLASLt's price held at the committed ones:
     coordinate search on the points within 5% less LOSS_WEIGHT per point under
-    0.98x torch, at the committed margin for M > 32."""
+    0.98x torch, at the committed margin for M > 32. (The H200 has no 64-token
+    constants yet: its search starts from the H100's defaults below.)"""
     global SCALE, HBM_GBPS
-    c, _, cub, margins, (_, units, hbm) = cpp_model(path, "H100")
+    fits = {gpu: cpp_model(path, gpu) for gpu in CPP_NAMES}
+    gpu = min(fits, key=lambda g: abs(math.log(peak_gbps / fits[g][4][0])))
+    c, _, cub, margins, (_, units, hbm) = fits[gpu]
+    print("fitting the %s's 64-token constants" % gpu)
     SCALE, HBM_GBPS = SCALE * H200_PEAK_GBPS / units, hbm
     grids = {"w_64_64": [20, 30, 40, 50, 60, 80, 100, 120, 150, 200], "w_64_128": [15, 20, 25, 30, 40, 50, 60, 80, 100],
              "w_128_64": [3, 5, 7, 10, 15, 20, 30], "w_128_128": [5, 10, 15, 20, 25, 30, 40, 60],
              "w_split_us": [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2], "w_rank_us": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0]}
-    c = dict(c, w_64_64=40.0, w_64_128=60.0, w_128_64=40.0, w_128_128=20.0, w_split_us=0.1, w_rank_us=0.1)
+    c = dict(c, **{k: v for k, v in dict(w_64_64=40.0, w_64_128=60.0, w_128_64=40.0, w_128_128=20.0, w_split_us=0.1,
+                                         w_rank_us=0.1).items() if k not in c})
+    committed = dict(c)
+    print("as committed (or the defaults): score %.1f over %d points (within 5%% less %g per point under 0.98x)" % (
+        evaluate(committed, points, occ, cub, (margins[1], margins[1]))[0], len(points), LOSS_WEIGHT))
     both = (margins[1], margins[1])
     best = evaluate(c, points, occ, cub, both)[0]
     for _ in range(3):
@@ -359,7 +368,7 @@ def main():
     SCALE = a.peak_gbps / H200_PEAK_GBPS
     if a.wide:
         occ = load_occupancy(a.occupancy)
-        fit_wide(load(a.csv, occ, a.time), occ, a.wide)
+        fit_wide(load(a.csv, occ, a.time), occ, a.wide, a.peak_gbps)
         return
     if a.evaluate:
         occ = load_occupancy(a.occupancy)
