@@ -37,6 +37,10 @@
 #           1,2,3,4,5,6,8), SWEEP_S seconds at most (default 540).
 #   PART=6: a dispatcher change B against A, staged as for PART=3: the chain A B
 #           A B (ROUNDS), then the corpus back to back on B and on A.
+#   PART=7: which plan of each decoder-layer stage is fastest inside the layer
+#           (bench/experiments/chain_plans.py, perf-notes §30 on an H100, never run
+#           on the H200, where the 8B layer's big weights trail torch, §36):
+#           MODEL (default llama3.1-8b), ROUNDS (default 1).
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -115,6 +119,10 @@ elif [ "${PART:-1}" = 6 ]; then
     echo "corpus $L rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-b2b-$L.log | head -6
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 7 ]; then
+  timeout ${PLANS_S:-500} python3 bench/experiments/chain_plans.py --model ${MODEL:-llama3.1-8b} --rounds ${ROUNDS:-1} \
+    --out $o/chain-plans > $o/chain-plans.txt 2>&1
+  echo "chain_plans rc=$?"; grep -v "^#   " $o/chain-plans.txt
 else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
