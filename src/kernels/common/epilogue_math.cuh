@@ -35,12 +35,6 @@ __device__ __forceinline__ float load_input(const void* base, int64_t i, bool fp
               : __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
 }
 
-// Element i of an output-typed array (out, residual) as float.
-__device__ __forceinline__ float load_out(const void* base, int64_t i, int type) {
-  if (type == kOutFp32) return static_cast<const float*>(base)[i];
-  return load_input(base, i, type == kOutFp16);
-}
-
 // v rounded once to a 16-bit output type (kOutBf16 or kOutFp16), as bits.
 __device__ __forceinline__ uint16_t to_bits16(float v, int type) {
   return type == kOutFp16 ? __half_as_ushort(__float2half_rn(v)) : __bfloat16_as_ushort(__float2bfloat16_rn(v));
@@ -61,6 +55,11 @@ __device__ __forceinline__ uint32_t load_out_bits(const void* base, int64_t i, i
 __device__ __forceinline__ float out_bits_to_float(uint32_t bits, int type) {
   if (type == kOutFp32) return __uint_as_float(bits);
   return from_bits16(uint16_t(bits), type);
+}
+
+// Element i of an output-typed array (out, residual) as float.
+__device__ __forceinline__ float load_out(const void* base, int64_t i, int type) {
+  return out_bits_to_float(load_out_bits(base, i, type), type);
 }
 
 // v rounded once to the output type, stored at element i.
