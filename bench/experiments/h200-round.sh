@@ -41,6 +41,11 @@
 #           (bench/experiments/chain_plans.py, perf-notes §30 on an H100, never run
 #           on the H200, where the 8B layer's big weights trail torch, §36):
 #           MODEL (default llama3.1-8b), ROUNDS (default 1).
+#   PART=8: each CTA's K walk rotated (perf-notes §37), on a build with
+#           bench/experiments/k-rotate.patch applied (git apply, then
+#           scripts/build-gpu.sh): the Tgv and Epilogue GPU tests with the rotation
+#           on (stride ROT, default 7), then the chain and the layers' and other
+#           large weights back to back with it off and on, alternated.
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -123,6 +128,23 @@ elif [ "${PART:-1}" = 7 ]; then
   timeout ${PLANS_S:-500} python3 bench/experiments/chain_plans.py --model ${MODEL:-llama3.1-8b} --rounds ${ROUNDS:-1} \
     --out $o/chain-plans > $o/chain-plans.txt 2>&1
   echo "chain_plans rc=$?"; grep -v "^#   " $o/chain-plans.txt
+elif [ "${PART:-1}" = 8 ]; then
+  rot=${ROT:-7}
+  TGV_EXP_K_ROTATE=$rot timeout ${TESTS_S:-240} $c/bin/tgv_gpu_tests --gtest_filter='*Tgv*:*Epilogue*' \
+    > $o/rot-tests.txt 2>&1
+  echo "tests (rotate $rot) rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran" $o/rot-tests.txt | head -5
+  for r in 1 2; do for R in 0 $rot; do
+    echo "### chain rotate=$R round $r"
+    TGV_EXP_K_ROTATE=$R TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+  done; done | tee $o/rot-chain.txt
+  big="28672x4096 4096x14336 6144x4096 4096x4096 7168x8192 8192x3584 1280x8192 8192x1024 37888x3584 27648x5120 18944x3584 14336x4096"
+  for R in 0 $rot 0 $rot; do
+    "${py[@]}" TGV_EXP_K_ROTATE=$R timeout 100 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
+      --shapes $big --m 1 16 --csv $o/rot-corpus-$R.csv > $o/rot-corpus-$R.log 2>&1
+    echo "corpus rotate=$R rc=$?"; grep -E "^\| (tgv) |floor" $o/rot-corpus-$R.log | head -3
+    [ -f $o/rot-corpus-$R.csv ] && mv $o/rot-corpus-$R.csv $o/rot-corpus-$R-$(date +%s).csv
+  done
+  gzip -f $o/*.csv
 else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
