@@ -46,6 +46,10 @@
 #           scripts/build-gpu.sh): the Tgv and Epilogue GPU tests with the rotation
 #           on (stride ROT, default 7), then the chain and the layers' and other
 #           large weights back to back with it off and on, alternated.
+#   PART=9: row-segments (bench/experiments/row_segments.cu, built by
+#           bench/experiments/row-segments.sh): a weight read in 64-row slabs, S
+#           bytes of each row per step, against one contiguous run (perf-notes §37);
+#           seconds.
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -145,6 +149,10 @@ elif [ "${PART:-1}" = 8 ]; then
     [ -f $o/rot-corpus-$R.csv ] && mv $o/rot-corpus-$R.csv $o/rot-corpus-$R-$(date +%s).csv
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 9 ]; then
+  for shape in "28672 4096" "8448 4096" "4096 14336"; do
+    timeout 60 $c/bin/row-segments $shape
+  done 2>&1 | tee $o/row-segments.txt
 else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
