@@ -50,6 +50,13 @@
 #           bench/experiments/row-segments.sh): a weight read in 64-row slabs, S
 #           bytes of each row per step, against one contiguous run (perf-notes §37);
 #           seconds.
+#   PART=10: cta_k = 256 (512 contiguous bytes of each W row per stage), on a build
+#           with bench/experiments/cta-k-256.patch applied (tactics 24-29: the six
+#           tiles of <= 32 tokens; never in auto's candidates). Carry bin/
+#           libtgv_gemm.so, bin/tgv_gpu_tests and python/ (drop tgv-bench and the host
+#           tests to stay under 64 MiB). The GPU tests of tactics 24-29, then
+#           isolated.py's eleven layer and large shapes at M 1, 16, every tactic of
+#           the covering token tile at split 1 and 2, back to back and between kernels.
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -149,6 +156,14 @@ elif [ "${PART:-1}" = 8 ]; then
     [ -f $o/rot-corpus-$R.csv ] && mv $o/rot-corpus-$R.csv $o/rot-corpus-$R-$(date +%s).csv
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 10 ]; then
+  filter=$(for t in 24 25 26 27 28 29; do printf '*TgvTactic*/%s:*_t%s_*:' $t $t; done)
+  timeout ${TESTS_S:-200} $c/bin/tgv_gpu_tests --gtest_filter="$filter" > $o/k256-tests.txt 2>&1
+  echo "tests (tactics 24-29) rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran" $o/k256-tests.txt | head -8
+  "${py[@]}" timeout ${SWEEP_S:-300} python3 bench/experiments/isolated.py --m 1,16 --splits 1,2 --replays 3 \
+    --csv $o/k256.csv > $o/k256.log 2>&1
+  echo "k256 rc=$? $(grep -c . $o/k256.csv) rows"; grep "^[0-9]" $o/k256.log
+  gzip -f $o/k256.csv
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
