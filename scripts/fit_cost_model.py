@@ -270,15 +270,23 @@ def cpp_model(path, gpu="H200"):
             (const(names["peak"]), const(names["units"]), const(names["hbm"])))
 
 
+def committed_fit(path, peak_gbps):
+    """(gpu, cpp_model) of the GPU whose committed constants the library uses at
+    this peak bandwidth (the nearest selecting peak on a log scale), with SCALE
+    and HBM_GBPS set as the library scales them."""
+    global SCALE, HBM_GBPS
+    fits = {gpu: cpp_model(path, gpu) for gpu in CPP_NAMES}
+    gpu = min(fits, key=lambda g: abs(math.log(peak_gbps / fits[g][4][0])))
+    _, units, hbm = fits[gpu][4]
+    SCALE, HBM_GBPS = peak_gbps / units, hbm
+    return gpu, fits[gpu]
+
+
 def evaluate_cpp(points, occ, path, peak_gbps):
     """How the committed model's pick (its split 1..8 candidates at the deepest
     ring, or cuBLASLt at torch's time) compares with the best measured at each
     point, with the fit the library uses on a GPU of this peak bandwidth."""
-    global SCALE, HBM_GBPS
-    fits = {gpu: cpp_model(path, gpu) for gpu in CPP_NAMES}
-    gpu = min(fits, key=lambda g: abs(math.log(peak_gbps / fits[g][4][0])))
-    c, prices, cub, margins, (_, units, hbm) = fits[gpu]
-    SCALE, HBM_GBPS = peak_gbps / units, hbm
+    gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
     print("committed model (%s, the %s fit): %s" % (path, gpu, ", ".join("%s=%g" % kv for kv in c.items())))
     prices[256] = prices[max(prices)]  # cost_model.cpp's price_for: 256 tokens take the widest fitted
     split_points = collections.OrderedDict(
@@ -320,22 +328,17 @@ def fit_wide(points, occ, path, peak_gbps):
     coordinate search on the points within 5% less LOSS_WEIGHT per point under
     0.98x torch, at the committed margin for M > 32. (The H200 has no 64-token
     constants yet: its search starts from the H100's defaults below.)"""
-    global SCALE, HBM_GBPS
-    fits = {gpu: cpp_model(path, gpu) for gpu in CPP_NAMES}
-    gpu = min(fits, key=lambda g: abs(math.log(peak_gbps / fits[g][4][0])))
-    c, _, cub, margins, (_, units, hbm) = fits[gpu]
+    gpu, (c, _, cub, margins, _) = committed_fit(path, peak_gbps)
     print("fitting the %s's 64-token constants" % gpu)
-    SCALE, HBM_GBPS = SCALE * H200_PEAK_GBPS / units, hbm
     grids = {"w_64_64": [20, 30, 40, 50, 60, 80, 100, 120, 150, 200], "w_64_128": [15, 20, 25, 30, 40, 50, 60, 80, 100],
              "w_128_64": [3, 5, 7, 10, 15, 20, 30], "w_128_128": [5, 10, 15, 20, 25, 30, 40, 60],
              "w_split_us": [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2], "w_rank_us": [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0]}
     c = dict(c, **{k: v for k, v in dict(w_64_64=40.0, w_64_128=60.0, w_128_64=40.0, w_128_128=20.0, w_split_us=0.1,
                                          w_rank_us=0.1).items() if k not in c})
-    committed = dict(c)
-    print("as committed (or the defaults): score %.1f over %d points (within 5%% less %g per point under 0.98x)" % (
-        evaluate(committed, points, occ, cub, (margins[1], margins[1]))[0], len(points), LOSS_WEIGHT))
     both = (margins[1], margins[1])
     best = evaluate(c, points, occ, cub, both)[0]
+    print("as committed (or the defaults): score %.1f over %d points (within 5%% less %g per point under 0.98x)" % (
+        best, len(points), LOSS_WEIGHT))
     for _ in range(3):
         for name, grid in grids.items():
             for v in grid:

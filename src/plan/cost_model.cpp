@@ -145,8 +145,9 @@ double plain_margin_small_m(const DeviceInfo& dev) {
   return priced_as_h100(dev) ? kH100CublasMarginSmallM : kCublasMarginSmallM;
 }
 
-// The 64-token tile's own constants (kSm90Rate64Tokens) apply on an H100 only.
-bool wide_constants(const Tactic& t, const DeviceInfo& dev) { return t.cta_n == 64 && priced_as_h100(dev); }
+// The 64-token tile's own constants (kSm90Rate64Tokens, its split costs and
+// kH100Price64Tokens) apply on an H100 only.
+bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 && priced_as_h100(dev); }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -159,7 +160,7 @@ double bandwidth_scale(const DeviceInfo& dev) {
 }
 
 const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
-  if (cta_n == 64 && priced_as_h100(dev)) return kH100Price64Tokens;
+  if (wide_constants(cta_n, dev)) return kH100Price64Tokens;
   for (const Price& p : kSm90Price)
     if (p.cta_n >= cta_n) return p;
   return kSm90Price[sizeof(kSm90Price) / sizeof(kSm90Price[0]) - 1];  // 256 tokens: the widest fitted
@@ -168,7 +169,7 @@ const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
 // kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
 // fitted ones takes the rate of its rows and K block, one group).
 double sm90_rate_gbps(const Tactic& t, int32_t k_groups, const DeviceInfo& dev) {
-  if (wide_constants(t, dev))
+  if (wide_constants(t.cta_n, dev))
     for (const WideRate& r : kSm90Rate64Tokens)
       if (r.cta_m == t.cta_m && r.cta_k == t.cta_k) return r.gbps;
   const int32_t groups = sm90_tile_has_k_groups(t.cta_m, t.cta_n) ? k_groups : 1;
@@ -204,7 +205,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
               double(waves - 1) * kWaveUs;
   if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms)) us *= 1.0 + kPartialGridFactor;
-  if (split > 1 && wide_constants(t, dev))
+  if (split > 1 && wide_constants(t.cta_n, dev))
     us += kSplitUs64Tokens + kPerRankUs64Tokens * (split - 1);
   else if (split > 1)
     us += kSplitUs + kPerRankUs * (split - 1);
