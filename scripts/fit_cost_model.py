@@ -8,10 +8,13 @@ pick lands within 5% of the measured best, with the misses.
   python3 scripts/fit_cost_model.py --evaluate src/plan/cost_model.cpp bench/experiments/data/sweep-*.csv
   python3 scripts/fit_cost_model.py --peak-gbps 3352 --wide src/plan/cost_model.cpp \
       docs/data/2026-12-06-h100-c/sweep-m64.csv.gz
+  python3 scripts/fit_cost_model.py --peak-gbps 3352 --prices src/plan/cost_model.cpp \
+      docs/data/2026-12-06-h100-b/sweep.csv.gz
 
 The model (the same arithmetic as cost_model.cpp; keep them in step; on an
 H100 the 64-token tile has rates, split costs and a price of its own, fitted
-with --wide):
+with --wide, and the tiles of <= 16 tokens prices of their own, fitted with
+--prices, and no partial-grid factor):
   tgv:    fixed(cta_n) + [split > 1] (split_us + per_rank_us (split - 1))
           + waves * bytes_per_cta / rate + (waves - 1) wave_us
           rate = min(rate(cta_m, cta_k, K groups), hbm_gbps / active_ctas)
@@ -76,9 +79,10 @@ def tgv_body(c, n, k, m, cand, occ):
     kb_cta = ceil_div(ceil_div(k, cta_k), split)
     bytes_cta = cta_m * kb_cta * cta_k * 2
     rate = min(sm_rate(c, cta_m, cta_n, cta_k, tiles * split) * SCALE, HBM_GBPS * SCALE / active)
+    narrow = cta_n <= c.get("narrow_tokens", 0)  # the H100's narrow tiles (kH100NarrowTokens)
     t = waves * bytes_cta / rate * 1e-3 + (waves - 1) * c["wave_us"]
-    if 2 * active > SMS and 4 * active < 3 * SMS:
-        t *= 1.0 + c.get("part_factor", 0.0)  # the next call's grid finds too few free SMs to start whole
+    if 2 * active > SMS and 4 * active < 3 * SMS:  # the next call's grid finds too few free SMs to start whole
+        t *= 1.0 + (c["narrow_part_factor"] if narrow else c.get("part_factor", 0.0))
     if split > 1:
         if cta_n == 64 and "w_split_us" in c:  # kSplitUs64Tokens, kPerRankUs64Tokens
             t += c["w_split_us"] + c["w_rank_us"] * (split - 1)
@@ -237,6 +241,8 @@ CPP_NAMES = {
                  cublas="kCublasPrice[]", small="kCublasMarginSmallM", large="kCublasMarginLargeM"),
 }
 CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH100CublasMarginSmallM",
+                         narrow_part="kH100PartialGridFactor", narrow_tokens="kH100NarrowTokens",
+                         price="kH100Price[]",
                          wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",
                          wide_price="kH100Price64Tokens")
 
@@ -256,8 +262,13 @@ def cpp_model(path, gpu="H200"):
          for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["rate"]))}
     c.update(split_us=const(names["split"]), per_rank_us=const(names["rank"]), wave_us=const(names["wave"]),
              part_factor=const(names["part"]))
+    if "narrow_part" in names:
+        c.update(narrow_part_factor=const(names["narrow_part"]),
+                 narrow_tokens=int(re.search(r"constexpr int32_t %s = (\d+);" % names["narrow_tokens"], src).group(1)))
+    # price_for: a token tile the GPU's own table lacks takes the H200's price.
     prices = {int(m[0]): np.array([float(v) for v in m[1:]])
-              for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(names["price"]))}
+              for table in sorted({CPP_NAMES["H200"]["price"], names["price"]}, key=lambda t: t != "kSm90Price[]")
+              for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(table))}
     if "wide" in names:  # the 64-token tile's own constants
         c.update({"w_%s_%s" % m[:2]: float(m[2])
                   for m in re.findall(r"\{(\d+), (\d+), ([0-9.]+)\}", body(names["wide"]))})
@@ -352,6 +363,25 @@ def fit_wide(points, occ, path, peak_gbps):
     report(c, points, occ, prices, cub, both, "tgv candidates and cuBLASLt at the committed price", 20)
 
 
+def fit_prices(points, occ, path, peak_gbps):
+    """The narrow tiles' prices (fixed_us, body_scale, floor_scale per cta_n; on
+    the H100 kH100Price[], cta_n <= kH100NarrowTokens) by least squares over the picks of the committed
+    ranking constants of the GPU the library would use at this peak bandwidth,
+    then evaluated as --evaluate does with the committed margins."""
+    gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
+    print("fitting the %s's prices to the picks of its committed ranking: %s" % (
+        gpu, ", ".join("%s=%g" % kv for kv in c.items())))
+    fitted = price(c, points, occ)
+    for cta_n, p in sorted(fitted.items()):
+        if cta_n <= c.get("narrow_tokens", 32):
+            print("tgv cta_n=%d: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % (cta_n, p[0], p[1], p[2]))
+            prices[cta_n] = p
+    prices[256] = prices[max(prices)]
+    split_points = collections.OrderedDict(
+        (key, dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})) for key, d in points.items())
+    report(c, split_points, occ, prices, cub, margins, "split 1..8 at the deepest ring, or torch's cuBLAS", 20)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", nargs="+")
@@ -364,11 +394,17 @@ def main():
                     help="only evaluate the constants committed in this source (src/plan/cost_model.cpp)")
     ap.add_argument("--peak-gbps", type=float, default=H200_PEAK_GBPS,
                     help="the swept GPU's peak read bandwidth (H200 4814, H100 3352): scales as the library does")
+    ap.add_argument("--prices", metavar="COST_MODEL_CPP",
+                    help="fit the H100's narrow tiles' prices to a sweep, the ranking as committed in this source")
     ap.add_argument("--wide", metavar="COST_MODEL_CPP",
                     help="fit the H100's 64-token constants to an M = 64 sweep, the rest as committed in this source")
     a = ap.parse_args()
     global SCALE
     SCALE = a.peak_gbps / H200_PEAK_GBPS
+    if a.prices:
+        occ = load_occupancy(a.occupancy)
+        fit_prices(load(a.csv, occ, a.time), occ, a.prices, a.peak_gbps)
+        return
     if a.wide:
         occ = load_occupancy(a.occupancy)
         fit_wide(load(a.csv, occ, a.time), occ, a.wide, a.peak_gbps)

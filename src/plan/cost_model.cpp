@@ -92,6 +92,21 @@ constexpr Price kSm90Price[] = {
 };
 // The H100's 64-token price, fitted with kSm90Rate64Tokens (perf-notes §36).
 constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
+// On an H100 the narrow tiles (<= 16 tokens) have prices of their own, fitted
+// to its sweep of every candidate (docs/data/2026-12-06-h100-b/sweep.csv.gz,
+// 892 points at M 1-32) over the picks of the H200's rates
+// (scripts/fit_cost_model.py --prices, perf-notes §38): our kernel runs nearer
+// the weight stream there than on the H200, and the H200's prices handed large
+// weights to cuBLASLt where ours was ~4% faster. Nor do those tiles lose on a
+// partial grid there (6144 x 4096, M = 1, 96 CTAs: 18.0 us against torch's 20.9
+// back to back); at 32 and 64 tokens they did (13 corpus points under 0.98x
+// torch without the factor), so those keep it. The sweep's picks within 5% of
+// the best went from 63% to 80%; auto on the corpus, emulated from an A/B pair
+// of runs, from 1.204x to 1.221x torch at M <= 32. A wave cost (kWaveUs) moved
+// the 8B gate_up to 128-row tiles and slowed the layer by 2%: none.
+constexpr int32_t kH100NarrowTokens = 16;
+constexpr Price kH100Price[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}};
+constexpr double kH100PartialGridFactor = 0.0;
 
 // cuBLASLt per token count: fixed + weight bytes / rate + flops / rate, fitted
 // to torch's own cuBLAS call timed beside ours (the same library; out rows
@@ -149,6 +164,12 @@ double plain_margin_small_m(const DeviceInfo& dev) {
 // kH100Price64Tokens) apply on an H100 only.
 bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 && priced_as_h100(dev); }
 
+// The narrow tiles' own constants (kH100Price, kH100PartialGridFactor) apply
+// on an H100 only.
+bool narrow_h100_constants(int32_t cta_n, const DeviceInfo& dev) {
+  return cta_n <= kH100NarrowTokens && priced_as_h100(dev);
+}
+
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches.
@@ -161,6 +182,9 @@ double bandwidth_scale(const DeviceInfo& dev) {
 
 const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
   if (wide_constants(cta_n, dev)) return kH100Price64Tokens;
+  if (narrow_h100_constants(cta_n, dev))
+    for (const Price& p : kH100Price)
+      if (p.cta_n >= cta_n) return p;
   for (const Price& p : kSm90Price)
     if (p.cta_n >= cta_n) return p;
   return kSm90Price[sizeof(kSm90Price) / sizeof(kSm90Price[0]) - 1];  // 256 tokens: the widest fitted
@@ -202,9 +226,11 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t waves = ceil_div(tiles, clusters);
   const int64_t active = std::min(tiles, clusters) * split;
   const int64_t kb_per_cta = ceil_div(k_blocks, split);
+  const bool narrow_h100 = narrow_h100_constants(t.cta_n, dev);
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
               double(waves - 1) * kWaveUs;
-  if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms)) us *= 1.0 + kPartialGridFactor;
+  if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms))
+    us *= 1.0 + (narrow_h100 ? kH100PartialGridFactor : kPartialGridFactor);
   if (split > 1 && wide_constants(t.cta_n, dev))
     us += kSplitUs64Tokens + kPerRankUs64Tokens * (split - 1);
   else if (split > 1)

@@ -732,4 +732,28 @@ TEST(Plan, SixtyFourTokensHaveTheirOwnRatesOnAnH100) {
             TGV_BACKEND_CUBLAS);
 }
 
+// On an H100 the tiles of <= 16 tokens have prices and no partial-grid factor
+// of their own (perf-notes §38): its sweep timed 6144 x 4096 at M = 1 on 96
+// 64-row CTAs at 18.0 us against torch's 20.9, and its corpus run
+// (docs/data/2026-12-06-h100-d) our plan of 37984 x 4096 at M = 16 at 103.6 us
+// against torch's 110.6, both cuBLASLt's under the H200's prices. The H200
+// keeps its rules: there the 96-CTA plan is priced out, to cuBLASLt.
+TEST(Plan, AnH100PricesItsNarrowTilesOnItsOwnSweep) {
+  REQUIRE_SM90_BUILD();
+  DeviceInfo h100 = kH200;
+  h100.peak_hbm_gbps = 3352;
+  const GemmDesc wide96 = validate_problem(make_problem(1, 6144, 4096, 1));
+  const Plan p = plan(wide96, options(TGV_BACKEND_AUTO), h100);
+  ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
+  EXPECT_EQ(tactic(p.tactic).cta_m, 64);
+  EXPECT_EQ(p.split_k, 1);
+  EXPECT_EQ(plan(wide96, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
+  EXPECT_GT(best_sm90(wide96, kH200).us, predict_cublas_us(wide96, kH200) * 1.05);
+  EXPECT_EQ(plan(validate_problem(make_problem(16, 37984, 4096, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+            TGV_BACKEND_TGV);
+  // A plan of more than 16 tokens keeps the constants it had on the H100.
+  const GemmDesc m64 = validate_problem(make_problem(64, 4096, 4096, 1));
+  EXPECT_EQ(tactic(plan(m64, options(TGV_BACKEND_AUTO), h100).tactic).cta_n, 64);
+}
+
 }  // namespace
