@@ -31,7 +31,9 @@ def load(path):
     return list(csv.DictReader(f))
 
 
-def plans(plan_bin, gpu, keys):
+def plans(plan_bin, gpu, keys, full=False):
+    """{(n, k, m): (auto, tgv tactic, tgv split)}, or with `full` (auto, tactic,
+    cta_m, cta_n, cta_k, split): tgv-plan's answers for the keys."""
     out = subprocess.run([plan_bin, "--gpu", gpu], input="".join("%d %d %d\n" % k for k in keys),
                          capture_output=True, text=True, check=True).stdout
     got = {}
@@ -39,7 +41,7 @@ def plans(plan_bin, gpu, keys):
         if line.startswith("#"):
             continue
         v = line.split()
-        got[tuple(map(int, v[:3]))] = (v[3], int(v[4]), int(v[8]))  # auto, tgv tactic, tgv split
+        got[tuple(map(int, v[:3]))] = ((v[3],) + tuple(map(int, v[4:9]))) if full else (v[3], int(v[4]), int(v[8]))
     return got
 
 

@@ -31,6 +31,7 @@ import collections
 import csv
 import gzip
 import math
+import os
 import re
 
 import numpy as np
@@ -281,6 +282,22 @@ def cpp_model(path, gpu="H200"):
             (const(names["peak"]), const(names["units"]), const(names["hbm"])))
 
 
+def planned_splits(path):
+    """The splits the library plans itself: 1..8, or only 1 while
+    kSplitKClustersInPlans (src/plan/cost_model.hpp, beside `path`) is false."""
+    hpp = open(os.path.join(os.path.dirname(path), "cost_model.hpp")).read()
+    on = re.search(r"constexpr bool kSplitKClustersInPlans = (true|false);", hpp).group(1) == "true"
+    return range(1, 9) if on else range(1, 2)
+
+
+def library_points(points, path):
+    """The sweep's candidates the library plans among: split-K clusters at
+    planned_splits, the deepest ring (stream-K is not in auto)."""
+    splits = planned_splits(path)
+    return collections.OrderedDict(
+        (key, dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] in splits})) for key, d in points.items())
+
+
 def committed_fit(path, peak_gbps):
     """(gpu, cpp_model) of the GPU whose committed constants the library uses at
     this peak bandwidth (the nearest selecting peak on a log scale), with SCALE
@@ -300,9 +317,8 @@ def evaluate_cpp(points, occ, path, peak_gbps):
     gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
     print("committed model (%s, the %s fit): %s" % (path, gpu, ", ".join("%s=%g" % kv for kv in c.items())))
     prices[256] = prices[max(prices)]  # cost_model.cpp's price_for: 256 tokens take the widest fitted
-    split_points = collections.OrderedDict(
-        (key, dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})) for key, d in points.items())
-    report(c, split_points, occ, prices, cub, margins, "split 1..8 at the deepest ring, or torch's cuBLAS", 20)
+    report(c, library_points(points, path), occ, prices, cub, margins, "the library's splits (%s) at the deepest "
+           "ring, or torch's cuBLAS" % ", ".join(map(str, planned_splits(path))), 20)
 
 
 def report(c, points, occ, prices, cub, margins, candidates, shown):
@@ -371,15 +387,15 @@ def fit_prices(points, occ, path, peak_gbps):
     gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
     print("fitting the %s's prices to the picks of its committed ranking: %s" % (
         gpu, ", ".join("%s=%g" % kv for kv in c.items())))
-    fitted = price(c, points, occ)
+    planned = library_points(points, path)
+    fitted = price(c, planned, occ)
     for cta_n, p in sorted(fitted.items()):
-        if cta_n <= c.get("narrow_tokens", 32):
+        if cta_n <= 32:
             print("tgv cta_n=%d: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % (cta_n, p[0], p[1], p[2]))
             prices[cta_n] = p
     prices[256] = prices[max(prices)]
-    split_points = collections.OrderedDict(
-        (key, dict(d, tgv={cand: us for cand, us in d["tgv"].items() if cand[3] >= 1})) for key, d in points.items())
-    report(c, split_points, occ, prices, cub, margins, "split 1..8 at the deepest ring, or torch's cuBLAS", 20)
+    report(c, planned, occ, prices, cub, margins, "the library's splits (%s) at the deepest ring, or torch's "
+           "cuBLAS" % ", ".join(map(str, planned_splits(path))), 20)
 
 
 def main():

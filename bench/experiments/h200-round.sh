@@ -57,6 +57,13 @@
 #           tests to stay under 64 MiB). The GPU tests of tactics 24-29, then
 #           isolated.py's eleven layer and large shapes at M 1, 16, every tactic of
 #           the covering token tile at split 1 and 2, back to back and between kernels.
+#   PART=11: the split-K fault's bisection (perf-notes §38), each run its own process
+#           under its own timeout (a fault ends a process; a hang is killed):
+#           bench/experiments/split_stress.py on the library's own plans (split 1 since
+#           §38: must pass), then an explicit split 2 with PDL off (pushed, pulled),
+#           split 2 on the 64x64x64 tile (no K groups) at 3840x4096 M = 64, and the
+#           faulting case last (split 2, PDL on, pushed). STRESS_S seconds each
+#           (default 20).
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -164,6 +171,19 @@ elif [ "${PART:-1}" = 10 ]; then
     --csv $o/k256.csv > $o/k256.log 2>&1
   echo "k256 rc=$? $(grep -c . $o/k256.csv) rows"; grep "^[0-9]" $o/k256.log
   gzip -f $o/k256.csv
+elif [ "${PART:-1}" = 11 ]; then
+  ss=${STRESS_S:-20}
+  stress() {  # name, env, split_stress.py arguments
+    local name=$1 e=$2; shift 2
+    "${py[@]}" env $e timeout $((ss + 45)) python3 bench/experiments/split_stress.py --seconds $ss "$@" \
+      > $o/stress-$name.txt 2>&1
+    echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x' | tr '\n' ' ')"
+  }
+  stress own "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 3840x4096x64
+  stress push-nopdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2 --pdl 0
+  stress pull-nopdl "TGV_SPLIT_K_PULL=1" --points 2048x4096x32 --split 2 --pdl 0
+  stress push-64x64 "TGV_SPLIT_K_PULL=0" --points 3840x4096x64 --split 2 --tactic 15
+  stress push-pdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape

@@ -6,7 +6,7 @@ F.linear and our cuBLASLt path) held on the points where the fault surfaced,
 for a fixed time, until a CUDA error or the end.
 
   TGV_SPLIT_K_PULL=0|1 python3 bench/experiments/split_stress.py \
-      [--points 2048x4096x32 3840x4096x64 ...] [--seconds 60] [--pdl 0|1]
+      [--points 2048x4096x32 3840x4096x64 ...] [--seconds 60] [--pdl 0|1] [--split 2 [--tactic 2]]
 
 Per point: the weight copies and calls of corpus_bench.py (>= 4x L2), graphs of
 auto, cublas, tgv and torch, replayed round after round in rotated order with a
@@ -31,6 +31,10 @@ def main():
     ap.add_argument("--sync", type=int, default=5, help="rounds between host synchronizes")
     ap.add_argument("--pdl", type=int, choices=(0, 1), default=None,
                     help="our calls' PDL (default: the library's, on)")
+    ap.add_argument("--split", type=int, default=0,
+                    help="also a graph of the tgv kernel at this split_k, passed explicitly (the library's own plans "
+                         "use no split-K clusters since perf-notes §38), with --tactic")
+    ap.add_argument("--tactic", type=int, default=2, help="the tactic of --split's graph (default 2: 64x32x128)")
     a = ap.parse_args()
     import torch
     import tgv_gemm
@@ -42,6 +46,10 @@ def main():
     pdl = None if a.pdl is None else bool(a.pdl)
     fns = {b: (lambda x, w, b=b: tgv_gemm.linear(x, w, backend=b, pdl=pdl)) for b in ("auto", "cublas", "tgv")}
     fns["torch"] = lambda x, w: torch.nn.functional.linear(x, w)
+    if a.split:
+        from tgv_gemm import _lib, _ops
+        forced = _lib.options("tgv", a.tactic, pdl, split_k=a.split)
+        fns["split"] = lambda x, w: _ops.run_linear(x, w, None, None, "tgv", None, None, "split_stress", options=forced)
     failed = False
     for point in a.points:
         n, k, m = map(int, point.split("x"))
@@ -78,8 +86,9 @@ def main():
                     verdict = "MISMATCH in %s's last output" % name
         except Exception as e:  # a fault: the context is gone, report and stop
             verdict = "CUDA ERROR after %d rounds: %s" % (rounds, str(e).splitlines()[0])
-        print("%s plan %s split %s: %d rounds, %d replays, %d calls of auto/tgv each: %s" % (
-            point, p["backend"], p.get("split_k"), rounds, replays, rounds * calls, verdict), flush=True)
+        print("%s plan %s split %s%s: %d rounds, %d replays, %d calls of auto/tgv each: %s" % (
+            point, p["backend"], p.get("split_k"), ", forced tactic %d split %d" % (a.tactic, a.split) if a.split else "",
+            rounds, replays, rounds * calls, verdict), flush=True)
         if verdict != "ok":
             failed = True
             if verdict.startswith("CUDA"):

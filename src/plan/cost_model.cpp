@@ -85,27 +85,33 @@ struct Price {
   double fixed_us, body_scale, floor_scale;
 };
 // 128 tokens: no sweep of this kernel yet; the 64-token price scaled by the
-// ratios the two had in 2026-12-03's fit (perf-notes §28).
+// ratios the two had in 2026-12-03's fit (perf-notes §28). Fitted with split-K
+// clusters in the plans; refitted to split 1 alone (perf-notes §38) they gained
+// nothing on the H200's corpus timings (emulated), so they stay.
 constexpr Price kSm90Price[] = {
     {8, 2.175, 0.433, 0.655},  {16, 2.466, 0.477, 0.615}, {32, 3.018, 0.421, 0.685},
     {64, 3.571, 0.908, 0.207}, {128, 4.270, 1.083, 0.252},
 };
 // The H100's 64-token price, fitted with kSm90Rate64Tokens (perf-notes §36).
 constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
-// On an H100 the narrow tiles (<= 16 tokens) have prices of their own, fitted
+// On an H100 the narrow tiles (<= 32 tokens) have prices of their own, fitted
 // to its sweep of every candidate (docs/data/2026-12-06-h100-b/sweep.csv.gz,
-// 892 points at M 1-32) over the picks of the H200's rates
-// (scripts/fit_cost_model.py --prices, perf-notes §38): our kernel runs nearer
-// the weight stream there than on the H200, and the H200's prices handed large
-// weights to cuBLASLt where ours was ~4% faster. Nor do those tiles lose on a
-// partial grid there (6144 x 4096, M = 1, 96 CTAs: 18.0 us against torch's 20.9
-// back to back); at 32 and 64 tokens they did (13 corpus points under 0.98x
-// torch without the factor), so those keep it. The sweep's picks within 5% of
-// the best went from 63% to 80%; auto on the corpus, emulated from an A/B pair
-// of runs, from 1.204x to 1.221x torch at M <= 32. A wave cost (kWaveUs) moved
-// the 8B gate_up to 128-row tiles and slowed the layer by 2%: none.
+// 892 points at M 1-32) over the picks of the H200's rates among the splits
+// the library plans (scripts/fit_cost_model.py --prices, perf-notes §38):
+// our kernel runs nearer the weight stream there than on the H200, and the
+// H200's prices handed large weights to cuBLASLt where ours was ~4% faster.
+// Fitted with split-K clusters out of the plans (kSplitKClustersInPlans): a
+// grid of a few CTAs then streams at its CTAs' rate, which prices fitted with
+// split-K on all but ignored (body_scale 0.17), sending 256 x 8192 at M = 1 to
+// 4 CTAs at 0.61x torch. Refit when split-K is back (with it, 8 and 16 tokens
+// were {1.647, 0.170, 0.880} and {1.966, 0.275, 0.781}, 32 the H200's). Nor do the tiles of <= 16
+// tokens lose on a partial grid there (6144 x 4096, M = 1, 96 CTAs: 18.0 us
+// against torch's 20.9 back to back); at 32 and 64 tokens they did (13 corpus
+// points under 0.98x torch without the factor), so those keep it. A wave cost
+// (kWaveUs) moved the 8B gate_up to 128-row tiles and slowed the layer by 2%:
+// none.
+constexpr Price kH100Price[] = {{8, 1.873, 0.635, 0.381}, {16, 2.016, 0.652, 0.382}, {32, 2.854, 0.328, 0.685}};
 constexpr int32_t kH100NarrowTokens = 16;
-constexpr Price kH100Price[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}};
 constexpr double kH100PartialGridFactor = 0.0;
 
 // cuBLASLt per token count: fixed + weight bytes / rate + flops / rate, fitted
@@ -164,7 +170,7 @@ double plain_margin_small_m(const DeviceInfo& dev) {
 // kH100Price64Tokens) apply on an H100 only.
 bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 && priced_as_h100(dev); }
 
-// The narrow tiles' own constants (kH100Price, kH100PartialGridFactor) apply
+// The narrowest tiles' partial-grid factor (kH100PartialGridFactor) applies
 // on an H100 only.
 bool narrow_h100_constants(int32_t cta_n, const DeviceInfo& dev) {
   return cta_n <= kH100NarrowTokens && priced_as_h100(dev);
@@ -182,7 +188,7 @@ double bandwidth_scale(const DeviceInfo& dev) {
 
 const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
   if (wide_constants(cta_n, dev)) return kH100Price64Tokens;
-  if (narrow_h100_constants(cta_n, dev))
+  if (priced_as_h100(dev))
     for (const Price& p : kH100Price)
       if (p.cta_n >= cta_n) return p;
   for (const Price& p : kSm90Price)
@@ -359,6 +365,9 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
       else if (split > 1 && split_k == 0 && tiles > resident_clusters(dev, split))
         c.pruned = strfmt("%lld clusters of %d: more than the %d the device holds at once", (long long)tiles, split,
                           resident_clusters(dev, split));
+      else if (split > 1 && split_k == 0 && !kSplitKClustersInPlans)
+        c.pruned = "split-K clusters are off in the library's own plans (a fault under back-to-back PDL replay, "
+                   "perf-notes §38); pass split_k to run one";
       else
         c.us = predict_sm90_us(g, t, split, dev);
       out.push_back(c);

@@ -173,6 +173,7 @@ bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
   if (c.stages < 0 || c.stages > kMaxStages || c.stages == 1) return false;
   const Tactic& t = tactics()[c.tactic];
   if (t.arch == 100 && c.split_k != 1) return false;  // the sm_100 kernel has no split-K
+  if (c.split_k > 1 && !kSplitKClustersInPlans) return false;  // off: the cost model plans instead
   if (stream_k && stream_k_ctas(g, t, dev) == 0) return false;
   const int32_t deepest = sm90_deepest_stages(t, c.split_k, dev);
   const int32_t stages = c.stages > 0 ? c.stages : deepest;

@@ -35,8 +35,9 @@ std::vector<tgv_options> tune_candidates(const DeviceInfo& dev, int64_t n, int64
     if (t.arch != family || t.cta_n != cta_n || deepest == 0) continue;
     const int64_t tiles = ceil_div(n, t.cta_m) * ceil_div(m, t.cta_n);
     for (int32_t split : kTuneSplitKs) {
-      if (split > 1 && (t.arch != 90 || split > ceil_div(k, t.cta_k) || tiles * split > 2 * int64_t(dev.num_sms)))
-        continue;  // the sm_100 kernel has no split-K; no empty slices; at most two waves
+      if (split > 1 && (!kSplitKClustersInPlans || t.arch != 90 || split > ceil_div(k, t.cta_k) ||
+                        tiles * split > 2 * int64_t(dev.num_sms)))
+        continue;  // off (cost_model.hpp); the sm_100 kernel has no split-K; no empty slices; at most two waves
       // The split-K receive buffer beside the ring can cost it a stage.
       const int32_t ring = t.arch == 90 ? sm90_deepest_stages(t, split, dev) : deepest;
       if (ring >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, 0));

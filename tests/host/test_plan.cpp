@@ -254,9 +254,12 @@ TEST(Plan, AutoFollowsTheCostModel) {
 // others, e.g. 2880 x 4096 at M = 32: the misses are listed in perf-notes.)
 TEST(Plan, AutoKeepsWhereTheSweepMeasuredUsFaster) {
   REQUIRE_SM90_BUILD();
-  for (const GemmDesc& g : {desc(64, 4097, 4104), desc(1, 576, 7168), desc(1, 2112, 7168), desc(16, 1280, 2880),
-                            desc(1, 4096, 4096)})
+  for (const GemmDesc& g : {desc(64, 4097, 4104), desc(1, 2112, 7168), desc(16, 1280, 2880), desc(1, 4096, 4096)})
     EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_TGV) << g.m << "x" << g.n << "x" << g.k;
+  // 576 x 7168 (9 tiles of 64 rows) was ours only through split-K, which the
+  // library's own plans leave out for now (kSplitKClustersInPlans, perf-notes §38).
+  EXPECT_EQ(plan(desc(1, 576, 7168), options(TGV_BACKEND_AUTO), kH200).backend,
+            kSplitKClustersInPlans ? TGV_BACKEND_TGV : TGV_BACKEND_CUBLAS);
 }
 
 // Past the 128 tokens the model was fitted to, untuned auto hands the call to
@@ -425,8 +428,10 @@ TEST(Plan, StagesTooShallowForTheRingsReuseRejected) {
   const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV, id, 2), 3), kH200);
   EXPECT_EQ(p.stages, 3);
   EXPECT_EQ(p.split_k, 2);
-  // The library's own split-K stays within the ring instead.
-  ASSERT_GT(best_sm90(g, kH200, id).split_k, 1);
+  // The library's own split-K stays within the ring instead (when it plans one).
+  if (kSplitKClustersInPlans) {
+    ASSERT_GT(best_sm90(g, kH200, id).split_k, 1);
+  }
   const Plan a = plan(g, with_stages(options(TGV_BACKEND_TGV, id), 2), kH200);
   EXPECT_EQ(a.stages, 2);
   EXPECT_EQ(a.split_k, 1);
@@ -732,12 +737,14 @@ TEST(Plan, SixtyFourTokensHaveTheirOwnRatesOnAnH100) {
             TGV_BACKEND_CUBLAS);
 }
 
-// On an H100 the tiles of <= 16 tokens have prices and no partial-grid factor
-// of their own (perf-notes §38): its sweep timed 6144 x 4096 at M = 1 on 96
-// 64-row CTAs at 18.0 us against torch's 20.9, and its corpus run
-// (docs/data/2026-12-06-h100-d) our plan of 37984 x 4096 at M = 16 at 103.6 us
-// against torch's 110.6, both cuBLASLt's under the H200's prices. The H200
-// keeps its rules: there the 96-CTA plan is priced out, to cuBLASLt.
+// On an H100 the narrow tiles have prices of their own and those of <= 16
+// tokens no partial-grid factor (perf-notes §38): its sweep timed 6144 x 4096
+// at M = 1 on 96 64-row CTAs at 18.0 us against torch's 20.9, and its corpus
+// run (docs/data/2026-12-06-h100-d) our plan of 5760 x 2880 at M = 1 at 13.3 us
+// against torch's 13.8, both cuBLASLt's under the H200's prices. With split-K
+// clusters out of the plans, a few CTAs over a long K are priced at their
+// CTAs' rate: 256 x 8192 at M = 1 (4 CTAs, 0.61x torch) goes to cuBLASLt. The
+// H200 keeps its rules: there the 96-CTA plan is priced out, to cuBLASLt.
 TEST(Plan, AnH100PricesItsNarrowTilesOnItsOwnSweep) {
   REQUIRE_SM90_BUILD();
   DeviceInfo h100 = kH200;
@@ -749,8 +756,12 @@ TEST(Plan, AnH100PricesItsNarrowTilesOnItsOwnSweep) {
   EXPECT_EQ(p.split_k, 1);
   EXPECT_EQ(plan(wide96, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
   EXPECT_GT(best_sm90(wide96, kH200).us, predict_cublas_us(wide96, kH200) * 1.05);
-  EXPECT_EQ(plan(validate_problem(make_problem(16, 37984, 4096, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+  EXPECT_EQ(plan(validate_problem(make_problem(1, 5760, 2880, 1)), options(TGV_BACKEND_AUTO), h100).backend,
             TGV_BACKEND_TGV);
+  if (!kSplitKClustersInPlans) {
+    EXPECT_EQ(plan(validate_problem(make_problem(1, 256, 8192, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+              TGV_BACKEND_CUBLAS);
+  }
   // A plan of more than 16 tokens keeps the constants it had on the H100.
   const GemmDesc m64 = validate_problem(make_problem(64, 4096, 4096, 1));
   EXPECT_EQ(tactic(plan(m64, options(TGV_BACKEND_AUTO), h100).tactic).cta_n, 64);

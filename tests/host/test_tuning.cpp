@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "plan/cost_model.hpp"
 #include "plan/plan.hpp"
 #include "plan/tuning.hpp"
 #include "tactics/tactics.hpp"
@@ -14,6 +15,7 @@ namespace {
 
 using tgv::detail::DeviceInfo;
 using tgv::detail::GemmDesc;
+using tgv::detail::kSplitKClustersInPlans;
 using tgv::detail::TuningTable;
 
 const char* kGpu = "NVIDIA H200";
@@ -125,12 +127,21 @@ TEST(Tuning, DispatcherFollowsTheTable) {
 #endif
   TuningTable t;
   std::string error;
-  ASSERT_TRUE(t.parse(file(kEntries), kGpu, 132, tgv_version_string(), &error)) << error;
+  const std::string entries =
+      kEntries + ",{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 6, \"split_k\": 1}";
+  ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
   // A tuned tgv choice replaces the ladder's.
-  auto p = tgv::detail::plan(desc(8, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
+  auto p = tgv::detail::plan(desc(8, 6144, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
   EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
   EXPECT_EQ(p.tactic, 6);
-  EXPECT_EQ(p.split_k, 2);
+  EXPECT_EQ(p.split_k, 1);
+  // A split-K entry runs only while the library plans split-K clusters
+  // (kSplitKClustersInPlans, perf-notes §38); else the cost model plans.
+  p = tgv::detail::plan(desc(8, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
+  const auto untuned = tgv::detail::plan(desc(8, 4096, 4096), options(TGV_BACKEND_AUTO), h200());
+  EXPECT_EQ(p.tactic, kSplitKClustersInPlans ? 6 : untuned.tactic);
+  EXPECT_EQ(p.split_k, kSplitKClustersInPlans ? 2 : untuned.split_k);
+  EXPECT_EQ(untuned.split_k, 1);
   // Measured slower than cuBLASLt: auto hands the call over ...
   p = tgv::detail::plan(desc(200, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
   EXPECT_EQ(p.backend, TGV_BACKEND_CUBLAS);
@@ -154,14 +165,14 @@ TEST(Tuning, DispatcherFollowsTheTablesStages) {
   TuningTable t;
   std::string error;
   const std::string entries =
-      "{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 2, \"stages\": 8},"
-      "{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 2}";
+      "{\"n\": 4096, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 1, \"stages\": 8},"
+      "{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 0, \"split_k\": 1}";
   ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
   const int32_t deepest = tgv::detail::stages_for(tgv::detail::tactic(0), h200().smem_optin_bytes);
   ASSERT_GT(deepest, 8);
   auto p = tgv::detail::plan(desc(8, 4096, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
   EXPECT_EQ(p.tactic, 0);
-  EXPECT_EQ(p.split_k, 2);
+  EXPECT_EQ(p.split_k, 1);
   EXPECT_EQ(p.stages, 8);
   // An entry from before "stages" existed runs the deepest ring.
   p = tgv::detail::plan(desc(8, 6144, 4096), options(TGV_BACKEND_AUTO), h200(), &t);
