@@ -177,7 +177,7 @@ elif [ "${PART:-1}" = 11 ]; then
     local name=$1 e=$2; shift 2
     "${py[@]}" env $e timeout $((ss + 45)) python3 bench/experiments/split_stress.py --seconds $ss "$@" \
       > $o/stress-$name.txt 2>&1
-    echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x' | tr '\n' ' ')"
+    echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x|^  ' | tail -3 | tr '\n' ' ')"
   }
   stress own "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 3840x4096x64
   stress push-nopdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2 --pdl 0

@@ -70,8 +70,11 @@ def main():
             graphs[name] = cb.capture_graph(torch, call, calls, warm)
             outs[name] = (eager, holder)
         names = list(graphs)
+        torch.cuda.synchronize()
+        # A hang shows where it stalled: after the captures, or after how many rounds.
+        print("  %s: %d graphs of %d calls captured and replayed once" % (point, len(names), calls), flush=True)
         rounds = replays = 0
-        start = time.perf_counter()
+        start = beat = time.perf_counter()
         verdict = "ok"
         try:
             while time.perf_counter() - start < per_point:
@@ -81,6 +84,9 @@ def main():
                         replays += 1
                     rounds += 1
                 torch.cuda.synchronize()
+                if time.perf_counter() - beat > 2.0:
+                    beat = time.perf_counter()
+                    print("  ... %d rounds" % rounds, flush=True)
             for name, (eager, holder) in outs.items():
                 if not torch.equal(holder["out"], eager):
                     verdict = "MISMATCH in %s's last output" % name
