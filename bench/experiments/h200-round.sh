@@ -62,8 +62,10 @@
 #           bench/experiments/split_stress.py on the library's own plans (split 1 since
 #           §38: must pass), then an explicit split 2 with PDL off (pushed, pulled),
 #           split 2 on the 64x64x64 tile (no K groups) at 3840x4096 M = 64, and the
-#           faulting case last (split 2, PDL on, pushed). STRESS_S seconds each
-#           (default 20).
+#           faulting case last (split 2, PDL on, pushed; a lightweight core dump in
+#           $OUT/r). STRESS_S seconds each (default 20). On a build with
+#           bench/experiments/cluster-leave.patch or split-k-late-trigger.patch applied, the
+#           same runs test the fix.
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -183,7 +185,10 @@ elif [ "${PART:-1}" = 11 ]; then
   stress push-nopdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2 --pdl 0
   stress pull-nopdl "TGV_SPLIT_K_PULL=1" --points 2048x4096x32 --split 2 --pdl 0
   stress push-64x64 "TGV_SPLIT_K_PULL=0" --points 3840x4096x64 --split 2 --tactic 15
-  stress push-pdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2
+  # The faulting case last, with a lightweight core dump: the exception names the instruction.
+  stress push-pdl "TGV_SPLIT_K_PULL=0 CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1
+    CUDA_COREDUMP_FILE=$o/core.%p" --points 2048x4096x32 --split 2
+  ls -la $o/core.* 2>/dev/null | head -3
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
