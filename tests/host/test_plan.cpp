@@ -767,4 +767,25 @@ TEST(Plan, AnH100PricesItsNarrowTilesOnItsOwnSweep) {
   EXPECT_EQ(tactic(plan(m64, options(TGV_BACKEND_AUTO), h100).tactic).cta_n, 64);
 }
 
+// While split-K clusters are out of the library's plans (perf-notes §38: a
+// fault under back-to-back PDL replay), no plan the library makes itself has
+// one, on either GPU's profile and for any backend, token count or shape of
+// the kinds split-K served (few tiles, long K); a caller's split_k still does.
+TEST(Plan, TheLibrarysOwnPlansHaveNoSplitKClusters) {
+  REQUIRE_SM90_BUILD();
+  if (kSplitKClustersInPlans) GTEST_SKIP() << "split-K clusters are in the plans";
+  DeviceInfo h100 = kH200;
+  h100.peak_hbm_gbps = 3352;
+  for (const DeviceInfo* dev : {&kH200, static_cast<const DeviceInfo*>(&h100)})
+    for (int64_t n : {128, 256, 576, 1024, 1280, 2048, 4096, 28672})
+      for (int64_t k : {1024, 4096, 8192, 16384})
+        for (int64_t m : {1, 4, 16, 32, 64, 128})
+          for (int32_t backend : {TGV_BACKEND_AUTO, TGV_BACKEND_TGV}) {
+            const Plan p = plan(desc(m, n, k), options(backend), *dev);
+            EXPECT_LE(p.split_k, 1) << m << "x" << n << "x" << k << " backend " << backend;
+          }
+  const Plan asked = plan(desc(1, 1024, 8192), options(TGV_BACKEND_TGV, -1, 4), kH200);
+  EXPECT_EQ(asked.split_k, 4);
+}
+
 }  // namespace
