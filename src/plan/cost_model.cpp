@@ -103,13 +103,13 @@ constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 // Fitted with split-K clusters out of the plans (kSplitKClustersInPlans): a
 // grid of a few CTAs then streams at its CTAs' rate, which prices fitted with
 // split-K on all but ignored (body_scale 0.17), sending 256 x 8192 at M = 1 to
-// 4 CTAs at 0.61x torch. Refit when split-K is back (with it, 8 and 16 tokens
-// were {1.647, 0.170, 0.880} and {1.966, 0.275, 0.781}, 32 the H200's). Nor do the tiles of <= 16
-// tokens lose on a partial grid there (6144 x 4096, M = 1, 96 CTAs: 18.0 us
-// against torch's 20.9 back to back); at 32 and 64 tokens they did (13 corpus
-// points under 0.98x torch without the factor), so those keep it. A wave cost
-// (kWaveUs) moved the 8B gate_up to 128-row tiles and slowed the layer by 2%:
-// none.
+// 4 CTAs at 0.61x torch. Refit when split-K is back (with it, 8 and 16
+// tokens were {1.647, 0.170, 0.880} and {1.966, 0.275, 0.781}, 32 the
+// H200's). Nor do the tiles of <= 16 tokens lose on a partial grid there
+// (6144 x 4096, M = 1, 96 CTAs: 18.0 us against torch's 20.9 back to back); at
+// 32 and 64 tokens they did (13 corpus points under 0.98x torch without the
+// factor), so those keep it. A wave cost (kWaveUs) moved the 8B gate_up to
+// 128-row tiles and slowed the layer by 2%: none.
 constexpr Price kH100Price[] = {{8, 1.873, 0.635, 0.381}, {16, 2.016, 0.652, 0.382}, {32, 2.854, 0.328, 0.685}};
 constexpr int32_t kH100NarrowTokens = 16;
 constexpr double kH100PartialGridFactor = 0.0;
