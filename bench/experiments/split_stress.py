@@ -92,9 +92,9 @@ def main():
                     verdict = "MISMATCH in %s's last output" % name
         except Exception as e:  # a fault: the context is gone, report and stop
             verdict = "CUDA ERROR after %d rounds: %s" % (rounds, str(e).splitlines()[0])
-        forced = ", forced tactic %d split %d" % (a.tactic, a.split) if a.split else ""
+        asked = ", forced tactic %d split %d" % (a.tactic, a.split) if a.split else ""
         print("%s plan %s split %s%s: %d rounds, %d replays, %d calls of auto/tgv each: %s" % (
-            point, p["backend"], p.get("split_k"), forced, rounds, replays, rounds * calls, verdict), flush=True)
+            point, p["backend"], p.get("split_k"), asked, rounds, replays, rounds * calls, verdict), flush=True)
         if verdict != "ok":
             failed = True
             if verdict.startswith("CUDA"):
