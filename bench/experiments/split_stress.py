@@ -65,7 +65,7 @@ def main():
             eager = fn(x, weights[(calls - 1) % copies]).clone()
             holder = {}
 
-            def call(i, fn=fn, holder=holder):
+            def call(i, fn=fn, holder=holder, weights=weights, x=x):
                 holder["out"] = fn(x, weights[i % copies])
             graphs[name] = cb.capture_graph(torch, call, calls, warm)
             outs[name] = (eager, holder)
