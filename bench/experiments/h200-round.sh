@@ -61,8 +61,8 @@
 #           under its own timeout (a fault ends a process; a hang is killed):
 #           bench/experiments/split_stress.py on the library's own plans (split 1 since
 #           §38: must pass), then an explicit split 2 with PDL off (pushed, pulled),
-#           split 2 on the 64x64x64 tile (no K groups) at 3840x4096 M = 64, and the
-#           faulting case last (split 2, PDL on, pushed; a lightweight core dump in
+#           split 2 on the 64x64x64 tile (no K groups) at 3840x4096 M = 64, stream-K
+#           (no clusters, the same point), and the faulting case last (split 2, PDL on, pushed; a lightweight core dump in
 #           $OUT/r). STRESS_S seconds each (default 20). On a build with
 #           bench/experiments/cluster-leave.patch or split-k-late-trigger.patch applied, the
 #           same runs test the fix.
@@ -185,6 +185,7 @@ elif [ "${PART:-1}" = 11 ]; then
   stress push-nopdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2 --pdl 0
   stress pull-nopdl "TGV_SPLIT_K_PULL=1" --points 2048x4096x32 --split 2 --pdl 0
   stress push-64x64 "TGV_SPLIT_K_PULL=0" --points 3840x4096x64 --split 2 --tactic 15
+  stress stream-k "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split -1  # no clusters: a way back for small N?
   # The faulting case last, with a lightweight core dump: the exception names the instruction.
   stress push-pdl "TGV_SPLIT_K_PULL=0 CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1
     CUDA_COREDUMP_FILE=$o/core.%p" --points 2048x4096x32 --split 2
