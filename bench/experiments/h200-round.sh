@@ -62,8 +62,9 @@
 #           bench/experiments/split_stress.py on the library's own plans (split 1 since
 #           §38: must pass), then an explicit split 2 with PDL off (pushed, pulled),
 #           split 2 on the 64x64x64 tile (no K groups) at 3840x4096 M = 64, stream-K
-#           (no clusters, the same point), and the faulting case last (split 2, PDL on, pushed; a lightweight core dump in
-#           $OUT/r). STRESS_S seconds each (default 20). On a build with
+#           (no clusters) at 2048x4096 M = 32, and the faulting case last (split 2,
+#           PDL on, pushed; a lightweight core dump in $OUT/r). STRESS_S seconds
+#           each (default 20). On a build with
 #           bench/experiments/cluster-leave.patch or split-k-late-trigger.patch applied, the
 #           same runs test the fix.
 set -u
