@@ -13,8 +13,8 @@ pick lands within 5% of the measured best, with the misses.
 
 The model (the same arithmetic as cost_model.cpp; keep them in step; on an
 H100 the 64-token tile has rates, split costs and a price of its own, fitted
-with --wide, and the tiles of <= 16 tokens prices of their own, fitted with
---prices, and no partial-grid factor):
+with --wide, the tiles of <= 32 tokens prices of their own, fitted with
+--prices, and those of <= 16 no partial-grid factor):
   tgv:    fixed(cta_n) + [split > 1] (split_us + per_rank_us (split - 1))
           + waves * bytes_per_cta / rate + (waves - 1) wave_us
           rate = min(rate(cta_m, cta_k, K groups), hbm_gbps / active_ctas)
@@ -316,9 +316,15 @@ def evaluate_cpp(points, occ, path, peak_gbps):
     point, with the fit the library uses on a GPU of this peak bandwidth."""
     gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
     print("committed model (%s, the %s fit): %s" % (path, gpu, ", ".join("%s=%g" % kv for kv in c.items())))
-    prices[256] = prices[max(prices)]  # cost_model.cpp's price_for: 256 tokens take the widest fitted
-    report(c, library_points(points, path), occ, prices, cub, margins, "the library's splits (%s) at the deepest "
-           "ring, or torch's cuBLAS" % ", ".join(map(str, planned_splits(path))), 20)
+    report_library(c, library_points(points, path), occ, prices, cub, margins, path)
+
+
+def report_library(c, planned, occ, prices, cub, margins, path):
+    """report() over the candidates the library plans (library_points), with
+    cost_model.cpp's price_for: 256 tokens take the widest fitted."""
+    prices[256] = prices[max(prices)]
+    report(c, planned, occ, prices, cub, margins, "the library's splits (%s) at the deepest ring, or torch's "
+           "cuBLAS" % ", ".join(map(str, planned_splits(path))), 20)
 
 
 def report(c, points, occ, prices, cub, margins, candidates, shown):
@@ -380,10 +386,11 @@ def fit_wide(points, occ, path, peak_gbps):
 
 
 def fit_prices(points, occ, path, peak_gbps):
-    """The narrow tiles' prices (fixed_us, body_scale, floor_scale per cta_n; on
-    the H100 kH100Price[], cta_n <= kH100NarrowTokens) by least squares over the picks of the committed
-    ranking constants of the GPU the library would use at this peak bandwidth,
-    then evaluated as --evaluate does with the committed margins."""
+    """The narrow tiles' prices (fixed_us, body_scale, floor_scale per cta_n <=
+    32; on the H100 kH100Price[]) by least squares over the picks of the
+    committed ranking constants of the GPU the library would use at this peak
+    bandwidth, among the splits it plans, then evaluated as --evaluate does with
+    the committed margins."""
     gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
     print("fitting the %s's prices to the picks of its committed ranking: %s" % (
         gpu, ", ".join("%s=%g" % kv for kv in c.items())))
@@ -393,9 +400,7 @@ def fit_prices(points, occ, path, peak_gbps):
         if cta_n <= 32:
             print("tgv cta_n=%d: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % (cta_n, p[0], p[1], p[2]))
             prices[cta_n] = p
-    prices[256] = prices[max(prices)]
-    report(c, planned, occ, prices, cub, margins, "the library's splits (%s) at the deepest ring, or torch's "
-           "cuBLAS" % ", ".join(map(str, planned_splits(path))), 20)
+    report_library(c, planned, occ, prices, cub, margins, path)
 
 
 def main():

@@ -170,10 +170,10 @@ double plain_margin_small_m(const DeviceInfo& dev) {
 // kH100Price64Tokens) apply on an H100 only.
 bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 && priced_as_h100(dev); }
 
-// The narrowest tiles' partial-grid factor (kH100PartialGridFactor) applies
-// on an H100 only.
-bool narrow_h100_constants(int32_t cta_n, const DeviceInfo& dev) {
-  return cta_n <= kH100NarrowTokens && priced_as_h100(dev);
+// How much slower per byte a grid of more than half the SMs but under three
+// quarters streams, for a tile of cta_n tokens on this device.
+double partial_grid_factor(int32_t cta_n, const DeviceInfo& dev) {
+  return cta_n <= kH100NarrowTokens && priced_as_h100(dev) ? kH100PartialGridFactor : kPartialGridFactor;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -232,11 +232,10 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t waves = ceil_div(tiles, clusters);
   const int64_t active = std::min(tiles, clusters) * split;
   const int64_t kb_per_cta = ceil_div(k_blocks, split);
-  const bool narrow_h100 = narrow_h100_constants(t.cta_n, dev);
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
               double(waves - 1) * kWaveUs;
   if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms))
-    us *= 1.0 + (narrow_h100 ? kH100PartialGridFactor : kPartialGridFactor);
+    us *= 1.0 + partial_grid_factor(t.cta_n, dev);
   if (split > 1 && wide_constants(t.cta_n, dev))
     us += kSplitUs64Tokens + kPerRankUs64Tokens * (split - 1);
   else if (split > 1)

@@ -55,6 +55,14 @@ DeviceInfo h200() {
   return d;
 }
 const DeviceInfo kH200 = h200();
+// The H100 SXM: the H200's SMs and clusters at its own peak read bandwidth
+// (2 x 2619 MHz x 5120 bits), which selects the H100's constants.
+DeviceInfo h100() {
+  DeviceInfo d = h200();
+  d.peak_hbm_gbps = 3352;
+  return d;
+}
+const DeviceInfo kH100 = h100();
 const DeviceInfo kSmallHopper = device(90, 16);
 const DeviceInfo kA100 = device(80, 108, 166912);
 const DeviceInfo kB200 = device(100, 148);
@@ -671,9 +679,7 @@ namespace {
 // (perf-notes §30), while a plain call keeps the margin in cuBLASLt's favour.
 TEST(Plan, AutoGivesFusedCallsToCublasOnlyWhenClearlyFaster) {
   REQUIRE_SM90_BUILD();
-  DeviceInfo h100 = kH200;
-  h100.peak_hbm_gbps = 3352;  // 2 x 2619 MHz x 5120 bits
-  for (const DeviceInfo* dev : {&kH200, static_cast<const DeviceInfo*>(&h100)})
+  for (const DeviceInfo* dev : {&kH200, &kH100})
     for (int64_t m : {1, 4, 16}) {
       tgv_problem gated = make_problem(m, 28672, 4096, 1);
       gated.epilogue = TGV_EPILOGUE_SILU_MUL;
@@ -699,18 +705,17 @@ TEST(Plan, AutoGivesFusedCallsToCublasOnlyWhenClearlyFaster) {
 // H200's bandwidth keeps the H200's fit, unscaled; a fused call keeps its margin.
 TEST(Plan, AnH100HasItsOwnCublasMargin) {
   REQUIRE_SM90_BUILD();
-  DeviceInfo h100 = kH200, h200 = kH200;
-  h100.peak_hbm_gbps = 3352;
+  DeviceInfo h200 = kH200;
   h200.peak_hbm_gbps = 4814;
   for (int64_t m : {1, 16}) {
     const GemmDesc g = validate_problem(make_problem(m, 3696, 8192, 1));
-    EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), h100).backend, TGV_BACKEND_TGV) << m;
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), kH100).backend, TGV_BACKEND_TGV) << m;
     EXPECT_EQ(predict_cublas_us(g, h200), predict_cublas_us(g, kH200)) << m;
     EXPECT_EQ(best_sm90(g, h200).us, best_sm90(g, kH200).us) << m;
     // A fused call on the H100: cuBLASLt + our kernel must still win by the 10%.
-    const double cublas = predict_cublas_us(g, h100);
-    EXPECT_TRUE(cublas_predicted_faster(g, h100, cublas * 1.05, 0.0)) << m;
-    EXPECT_FALSE(cublas_predicted_faster(g, h100, cublas * 1.05, 0.01)) << m;
+    const double cublas = predict_cublas_us(g, kH100);
+    EXPECT_TRUE(cublas_predicted_faster(g, kH100, cublas * 1.05, 0.0)) << m;
+    EXPECT_FALSE(cublas_predicted_faster(g, kH100, cublas * 1.05, 0.01)) << m;
   }
 }
 
@@ -721,11 +726,9 @@ TEST(Plan, AnH100HasItsOwnCublasMargin) {
 // the H200, where those plans lost to torch, keeps cuBLASLt there.
 TEST(Plan, SixtyFourTokensHaveTheirOwnRatesOnAnH100) {
   REQUIRE_SM90_BUILD();
-  DeviceInfo h100 = kH200;
-  h100.peak_hbm_gbps = 3352;
   for (int64_t m : {48, 64}) {
     const GemmDesc g = validate_problem(make_problem(m, 4096, 4096, 1));
-    const Plan p = plan(g, options(TGV_BACKEND_AUTO), h100);
+    const Plan p = plan(g, options(TGV_BACKEND_AUTO), kH100);
     ASSERT_EQ(p.backend, TGV_BACKEND_TGV) << m;
     EXPECT_EQ(tactic(p.tactic).cta_n, 64);
     EXPECT_EQ(tactic(p.tactic).cta_m, 64);
@@ -733,7 +736,7 @@ TEST(Plan, SixtyFourTokensHaveTheirOwnRatesOnAnH100) {
     EXPECT_EQ(p.split_k, 1);
     EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS) << m;
   }
-  EXPECT_EQ(plan(validate_problem(make_problem(64, 8, 4096, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+  EXPECT_EQ(plan(validate_problem(make_problem(64, 8, 4096, 1)), options(TGV_BACKEND_AUTO), kH100).backend,
             TGV_BACKEND_CUBLAS);
 }
 
@@ -747,24 +750,22 @@ TEST(Plan, SixtyFourTokensHaveTheirOwnRatesOnAnH100) {
 // H200 keeps its rules: there the 96-CTA plan is priced out, to cuBLASLt.
 TEST(Plan, AnH100PricesItsNarrowTilesOnItsOwnSweep) {
   REQUIRE_SM90_BUILD();
-  DeviceInfo h100 = kH200;
-  h100.peak_hbm_gbps = 3352;
   const GemmDesc wide96 = validate_problem(make_problem(1, 6144, 4096, 1));
-  const Plan p = plan(wide96, options(TGV_BACKEND_AUTO), h100);
+  const Plan p = plan(wide96, options(TGV_BACKEND_AUTO), kH100);
   ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
   EXPECT_EQ(tactic(p.tactic).cta_m, 64);
   EXPECT_EQ(p.split_k, 1);
   EXPECT_EQ(plan(wide96, options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
   EXPECT_GT(best_sm90(wide96, kH200).us, predict_cublas_us(wide96, kH200) * 1.05);
-  EXPECT_EQ(plan(validate_problem(make_problem(1, 5760, 2880, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+  EXPECT_EQ(plan(validate_problem(make_problem(1, 5760, 2880, 1)), options(TGV_BACKEND_AUTO), kH100).backend,
             TGV_BACKEND_TGV);
   if (!kSplitKClustersInPlans) {
-    EXPECT_EQ(plan(validate_problem(make_problem(1, 256, 8192, 1)), options(TGV_BACKEND_AUTO), h100).backend,
+    EXPECT_EQ(plan(validate_problem(make_problem(1, 256, 8192, 1)), options(TGV_BACKEND_AUTO), kH100).backend,
               TGV_BACKEND_CUBLAS);
   }
-  // A plan of more than 16 tokens keeps the constants it had on the H100.
+  // 64 tokens keep their own tile's constants (perf-notes §36).
   const GemmDesc m64 = validate_problem(make_problem(64, 4096, 4096, 1));
-  EXPECT_EQ(tactic(plan(m64, options(TGV_BACKEND_AUTO), h100).tactic).cta_n, 64);
+  EXPECT_EQ(tactic(plan(m64, options(TGV_BACKEND_AUTO), kH100).tactic).cta_n, 64);
 }
 
 // While split-K clusters are out of the library's plans (perf-notes §38: a
@@ -774,9 +775,7 @@ TEST(Plan, AnH100PricesItsNarrowTilesOnItsOwnSweep) {
 TEST(Plan, TheLibrarysOwnPlansHaveNoSplitKClusters) {
   REQUIRE_SM90_BUILD();
   if (kSplitKClustersInPlans) GTEST_SKIP() << "split-K clusters are in the plans";
-  DeviceInfo h100 = kH200;
-  h100.peak_hbm_gbps = 3352;
-  for (const DeviceInfo* dev : {&kH200, static_cast<const DeviceInfo*>(&h100)})
+  for (const DeviceInfo* dev : {&kH200, &kH100})
     for (int64_t n : {128, 256, 576, 1024, 1280, 2048, 4096, 28672})
       for (int64_t k : {1024, 4096, 8192, 16384})
         for (int64_t m : {1, 4, 16, 32, 64, 128})
