@@ -249,6 +249,12 @@ int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& 
   return stages_for(t, dev.smem_optin_bytes - sm90_extra_smem_bytes(t, split_k));
 }
 
+int32_t sm90_plan_stages(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
+  const int32_t deepest = sm90_deepest_stages(t, split_k, dev);
+  const bool grouped = sm90_tile_has_k_groups(t.cta_m, t.cta_n) && sm90_k_groups(g, t, split_k) > 1;
+  return grouped && deepest % 2 == 1 && deepest > 4 ? deepest - 1 : deepest;
+}
+
 int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev, std::string* why) {
   auto refuse = [&](std::string r) {
     if (why != nullptr) *why = std::move(r);

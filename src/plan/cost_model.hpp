@@ -37,6 +37,10 @@ inline constexpr bool kSplitKClustersInPlans = false;
 // The deepest ring of tactic t at split_k on this device (stream-K gives its
 // staged epilogue bytes of their own); 0 when not even two stages fit.
 int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& dev);
+// The ring the library gives g when the caller names no depth: the deepest,
+// less one stage where that is odd and the tile runs K groups, which the
+// kernel runs on an even ring only (its k_groups, perf-notes §39).
+int32_t sm90_plan_stages(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev);
 
 // Stream-K's grid for tactic t: one CTA per SM, fewer where the problem has
 // fewer than kStreamKMinItersPerCta K blocks per SM; 0 (and why, if asked)

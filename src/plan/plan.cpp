@@ -261,7 +261,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   }
   if (std::string r = stages_reason(t, o.stages, dev, p.split_k); !r.empty()) throw_unsupported(r);
   const int32_t wanted = o.stages > 0 ? o.stages : tuned ? tuned->stages : 0;
-  p.stages = wanted > 0 ? wanted : sm90_deepest_stages(t, p.split_k, dev);
+  p.stages = wanted > 0 ? wanted : sm90_plan_stages(g, t, p.split_k, dev);
   // The library's own split-K keeps to what the ring can hold; a caller's is
   // refused below with the reason.
   if (o.split_k == 0 && p.stages < min_stages_for(t, p.split_k)) {

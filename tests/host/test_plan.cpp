@@ -245,7 +245,7 @@ TEST(Plan, AutoFollowsTheCostModel) {
         EXPECT_EQ(t.backend, TGV_BACKEND_TGV);
         EXPECT_EQ(t.tactic, best.tactic);
         EXPECT_EQ(t.split_k, best.split_k);
-        EXPECT_EQ(t.stages, sm90_deepest_stages(tactic(t.tactic), t.split_k, kH200));
+        EXPECT_EQ(t.stages, sm90_plan_stages(g, tactic(t.tactic), t.split_k, kH200));
         if (a.backend == TGV_BACKEND_TGV) {
           EXPECT_EQ(a.tactic, t.tactic);
           EXPECT_EQ(a.split_k, t.split_k);
@@ -323,7 +323,7 @@ TEST(Plan, ExplicitTacticHonoured) {
       const Plan p = plan(g, options(backend, id), kH200);
       EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
       EXPECT_EQ(p.tactic, id);
-      EXPECT_EQ(p.stages, sm90_deepest_stages(tactic(id), p.split_k, kH200));
+      EXPECT_EQ(p.stages, sm90_plan_stages(g, tactic(id), p.split_k, kH200));
     }
   }
 }
@@ -352,14 +352,18 @@ TEST(Plan, ExplicitTacticTooLargeForSharedMemory) {
 // ---- stages --------------------------------------------------------------
 
 // An explicit stage count is launched as given, with an explicit tactic or the
-// ladder's; without one, the deepest ring that fits.
+// ladder's; without one, the deepest ring that fits (even, for K groups).
 TEST(Plan, ExplicitStagesHonoured) {
   REQUIRE_SM90_BUILD();
   const GemmDesc g = desc(16, 4096, 4096);
   for (int32_t id = 0; id < kNumSm90Tactics; ++id) {
     const Tactic& t = tactic(id);
     const int32_t deepest = stages_for(t, kH200.smem_optin_bytes);
-    EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id, 1), kH200).stages, deepest) << id;
+    // Without a depth: the deepest, one less on a K-group tile whose deepest is odd.
+    const bool grouped = sm90_tile_has_k_groups(t.cta_m, t.cta_n) && sm90_k_groups(g, t, 1) > 1;
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, id, 1), kH200).stages,
+              grouped && deepest % 2 == 1 ? deepest - 1 : deepest)
+        << id;
     for (int32_t stages = min_stages_for(t, 1); stages <= deepest; ++stages) {
       const Plan p = plan(g, with_stages(options(TGV_BACKEND_TGV, id, 1), stages), kH200);
       EXPECT_EQ(p.tactic, id);
@@ -392,6 +396,33 @@ TEST(Plan, WeightLeadFollowsTheGrid) {
     }
   EXPECT_GT(paced, 0);
   EXPECT_EQ(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).w_lead, 0);
+}
+
+// A tile with K groups gets an even ring when the library picks the depth
+// (plan.cpp, perf-notes §39): on an odd one the kernel runs one group, since
+// the groups would alternate laps of a slot. A caller's depth is kept as asked.
+TEST(Plan, KGroupPlansHaveAnEvenRing) {
+  REQUIRE_SM90_BUILD();
+  int grouped = 0;
+  for (const DeviceInfo& dev : {kH200, kH100})
+    for (int64_t n : {256, 1024, 2048, 4096})
+      for (int64_t m : {1, 8, 16, 32})
+        for (int32_t tactic : {-1, 0, 1, 2})
+          for (int32_t split : {0, 1, 2, 3}) {
+            const GemmDesc g = desc(m, n, 4096);
+            const Plan p = plan(g, options(TGV_BACKEND_TGV, tactic, split), dev);
+            const Tactic& t = tgv::detail::tactic(p.tactic);
+            if (!sm90_tile_has_k_groups(t.cta_m, t.cta_n) || sm90_k_groups(g, t, p.split_k) < 2) continue;
+            ++grouped;
+            EXPECT_EQ(p.stages % 2, 0) << n << "x4096 M=" << m << " tactic " << p.tactic << " split " << p.split_k;
+            EXPECT_GE(p.stages, 4);
+          }
+  EXPECT_GT(grouped, 50);
+  // The case of the fault: 64x32x128 at split 1, whose deepest ring is 9 stages.
+  const GemmDesc g = desc(32, 2048, 4096);
+  ASSERT_EQ(sm90_deepest_stages(tactic(2), 1, kH100), 9);
+  EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV, 2, 1), kH100).stages, 8);
+  EXPECT_EQ(plan(g, with_stages(options(TGV_BACKEND_TGV, 2, 1), 9), kH100).stages, 9);
 }
 
 TEST(Plan, StagesDeeperThanSharedMemoryRejected) {

@@ -382,6 +382,24 @@ __device__ __forceinline__ void wait_cluster_acquire(const uint64_t* bar, uint32
       : "memory");
 }
 
+// Every thread of a split-K cluster leaves through here, so the cluster's CTAs
+// exit together and a PDL successor takes a cluster's SMs only as a whole:
+// without it a pushed peer left right after its remote stores, and its SM went
+// to the next grid while the leader still ran. The pushed split-2 stress
+// faulted on 4 of 5 H100 runs without this barrier and on none with it
+// (perf-notes §39); the odd-ring race of k_groups (below), found after,
+// explains those faults too, so the barrier may be a timing cover rather than
+// a fix: kept while the build without it is unmeasured. Under the push, every
+// thread arrived once at the start and must wait on that phase before it
+// arrives again; `waited_start` says whether it already has.
+__device__ __forceinline__ void leave_cluster(const Params& p, bool waited_start) {
+  if (p.stream_k || p.split_k <= 1) return;
+  __syncwarp();
+  if (p.split_push && !waited_start) cute::cluster_wait();
+  cute::cluster_arrive();
+  cute::cluster_wait();
+}
+
 // A CTA whose griddepcontrol.wait returns within this many cycles started
 // alone (no PDL predecessor still running); one that waited longer was
 // launched beside its predecessor and has prefetched its ring.
@@ -540,6 +558,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       cute::cluster_sync();
       cute::cluster_sync();
     }
+    leave_cluster(p, false);
     return;
   }
 
@@ -555,12 +574,22 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // works, 4 keeps a margin.
   // The launcher asks for K groups only on grids small enough for the SMs'
   // rate to bound the stream (Params::k_groups).
-  const int k_groups = p.stream_k || p.stages < 4 || p.k_groups < 2 ? 1 : T::kKGroups;
+  // And only on a ring of a multiple of kKGroups stages, so that every lap of a
+  // slot goes to the same group. On an odd ring the groups alternate laps of a
+  // slot: a group a lap ahead (its previous slot landed before the other
+  // group's, out of order) waits on the slot's full barrier while it is still
+  // in the other group's phase, and a parity wait cannot tell the two apart. It
+  // passes at once, multiplies unlanded bytes and frees the slot early; the
+  // producer's next arrive then finds the phase's arrivals spent, an illegal
+  // instruction (perf-notes §39: a 9-stage ring under back-to-back replay).
+  const int k_groups =
+      p.stream_k || p.stages < 4 || p.k_groups < 2 || p.stages % T::kKGroups != 0 ? 1 : T::kKGroups;
   if (k_group >= k_groups) {
     if (p.split_k > 1 && !p.split_push) {  // the cluster barriers count every thread
       cute::cluster_sync();
       cute::cluster_sync();
     }
+    leave_cluster(p, false);
     return;
   }
   const int active_threads = 128 * T::kRowGroups * k_groups;
@@ -690,6 +719,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           cute::cluster_sync();
           cute::cluster_sync();
         }
+        leave_cluster(p, false);
         return;
       }
       for (int g = 1; g < k_groups; ++g) {  // group order: bitwise repeatable
@@ -711,8 +741,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < T::kAccRegs; i += 4)
           push_v4(mine + i, split_bar, 0, acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
-        // No one reads this CTA's shared memory: it may exit while its pushes land.
         if (threadIdx.x == 128) hooks.point(kTraceExit);
+        leave_cluster(p, true);
         return;
       }
       wait_cluster_acquire(split_bar, 0);
@@ -744,6 +774,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       cute::cluster_sync();  // the peers stay resident until the leader has read them
       if (rank != 0) {
         if (threadIdx.x == 128) hooks.point(kTraceExit);
+        leave_cluster(p, false);
         return;
       }
     }
@@ -811,6 +842,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   }
   if (threadIdx.x == 128) hooks.point(kTraceExit);
+  leave_cluster(p, false);
 }
 
 }  // namespace tgv::kernels::sm90
