@@ -254,6 +254,8 @@ def cpp_model(path, gpu="H200"):
     peak, units peak, hbm) GB/s), read from its source."""
     src = open(path).read()
     names = CPP_NAMES[gpu]
+    if names["price"] == "kH100Price[]":  # the H100's table for whether split-K clusters are planned
+        names = dict(names, price="kH100PriceSplitK[]" if len(planned_splits(path)) > 1 else "kH100PriceSplit1[]")
 
     def const(name):
         return float(re.search(r"constexpr double %s = ([0-9.e]+);" % name, src).group(1))
@@ -387,7 +389,8 @@ def fit_wide(points, occ, path, peak_gbps):
 
 def fit_prices(points, occ, path, peak_gbps):
     """The narrow tiles' prices (fixed_us, body_scale, floor_scale per cta_n <=
-    32; on the H100 kH100Price[]) by least squares over the picks of the
+    32; on the H100 kH100PriceSplitK[] or kH100PriceSplit1[], as kSplitKClustersInPlans
+    picks) by least squares over the picks of the
     committed ranking constants of the GPU the library would use at this peak
     bandwidth, among the splits it plans, then evaluated as --evaluate does with
     the committed margins."""

@@ -109,9 +109,8 @@ typedef struct tgv_options {
   int32_t backend; /* tgv_backend */
   int32_t tactic;  /* -1: chosen by the library; else an id from tgv_get_tactic */
   int32_t pdl;     /* 1: launch with programmatic dependent launch; 0: plain */
-  int32_t split_k; /* 0: chosen by the library (1 for now: README, Known
-                    * issue); >= 1: that factor; TGV_SPLIT_K_STREAM: stream-K
-                    * (tgv backend) */
+  int32_t split_k; /* 0: chosen by the library; >= 1: that factor;
+                    * TGV_SPLIT_K_STREAM: stream-K (tgv backend) */
   int32_t stages;  /* pipeline depth (tgv backend). 0: chosen by the library
                     * (the tuning file's, else the deepest that fits shared
                     * memory); else a stage count in [2, 16] for the sm_90

@@ -4,8 +4,7 @@ tuner pieces, the same ones tgv-bench uses.
 For each weight shape (N, K) and M bucket (powers of two up to 256) it times
 every candidate of the library's list (tgv_tune_candidates: each tgv tactic of
 the device's family whose token tile is the smallest covering M, at each
-split-K factor of the tuner's list whose grid stays within two waves (split 1
-alone while split-K clusters are out of the library's plans), with the
+split-K factor of the tuner's list whose grid stays within two waves, with the
 deepest ring and, on sm_90, a shallower one; then cuBLASLt) the way tgv-bench
 does: weight copies totalling 8x the L2 cache, rotated through calls
 captured (thread-locally) in one CUDA graph, the median of the replays.

@@ -100,17 +100,19 @@ constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 // the library plans (scripts/fit_cost_model.py --prices, perf-notes §38):
 // our kernel runs nearer the weight stream there than on the H200, and the
 // H200's prices handed large weights to cuBLASLt where ours was ~4% faster.
-// Fitted with split-K clusters out of the plans (kSplitKClustersInPlans): a
-// grid of a few CTAs then streams at its CTAs' rate, which prices fitted with
-// split-K on all but ignored (body_scale 0.17), sending 256 x 8192 at M = 1 to
-// 4 CTAs at 0.61x torch. Refit when split-K is back (with it, 8 and 16
-// tokens were {1.647, 0.170, 0.880} and {1.966, 0.275, 0.781}, 32 the
-// H200's). Nor do the tiles of <= 16 tokens lose on a partial grid there
+// With split-K clusters in the plans (kSplitKClustersInPlans) the 8- and
+// 16-token prices are the ones fitted with them and 32 tokens take the H200's;
+// without them (perf-notes §38) a grid of a few CTAs streams at its CTAs' rate,
+// which these prices all but ignore (body_scale 0.17), and the refit to split 1
+// was {1.873, 0.635, 0.381}, {2.016, 0.652, 0.382}, {2.854, 0.328, 0.685}
+// (kH100PriceSplit1). Nor do the tiles of <= 16 tokens lose on a partial grid there
 // (6144 x 4096, M = 1, 96 CTAs: 18.0 us against torch's 20.9 back to back); at
 // 32 and 64 tokens they did (13 corpus points under 0.98x torch without the
 // factor), so those keep it. A wave cost (kWaveUs) moved the 8B gate_up to
 // 128-row tiles and slowed the layer by 2%: none.
-constexpr Price kH100Price[] = {{8, 1.873, 0.635, 0.381}, {16, 2.016, 0.652, 0.382}, {32, 2.854, 0.328, 0.685}};
+constexpr Price kH100PriceSplitK[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}, {32, 3.018, 0.421, 0.685}};
+constexpr Price kH100PriceSplit1[] = {{8, 1.873, 0.635, 0.381}, {16, 2.016, 0.652, 0.382}, {32, 2.854, 0.328, 0.685}};
+constexpr const Price (&kH100Price)[3] = kSplitKClustersInPlans ? kH100PriceSplitK : kH100PriceSplit1;
 constexpr int32_t kH100NarrowTokens = 16;
 constexpr double kH100PartialGridFactor = 0.0;
 

@@ -25,14 +25,12 @@ inline constexpr int32_t kMaxModelSplitK = 8;
 // Each slice keeps at least this many K blocks, enough to fill its ring.
 inline constexpr int64_t kMinKBlocksPerSplit = 4;
 // Split-K clusters (split_k 2..8) in the plans the library makes itself: the
-// cost model's candidates, the tuner's, and tuning-file entries. Off: held in
-// back-to-back CUDA-graph replay under PDL (what a decode loop does), a split-2
-// plan faulted within seconds with the pushed reduction (unspecified launch
-// failure) and hung with the pulled one, on an H100
-// (bench/experiments/split_stress.py, perf-notes §38); the same fault ended
-// corpus runs on an H200 and an H100. Not yet root-caused. A caller's explicit
-// split_k still runs them.
-inline constexpr bool kSplitKClustersInPlans = false;
+// cost model's candidates, the tuner's, and tuning-file entries. Out of them
+// from perf-notes §38 to §39, while back-to-back CUDA-graph replay ended split-2
+// plans in an illegal mbarrier arrive or a hang; the cause was the K groups'
+// odd ring (sm90_plan_stages), which split-1 plans shared. Set false, an
+// explicit split_k still runs them.
+inline constexpr bool kSplitKClustersInPlans = true;
 
 // The deepest ring of tactic t at split_k on this device (stream-K gives its
 // staged epilogue bytes of their own); 0 when not even two stages fit.
