@@ -65,8 +65,18 @@
 #           (no clusters) at 2048x4096 M = 32, and the faulting case last (split 2,
 #           PDL on, pushed; a lightweight core dump in $OUT/r). STRESS_S seconds
 #           each (default 20). On a build with
-#           bench/experiments/cluster-leave.patch or split-k-late-trigger.patch applied, the
-#           same runs test the fix.
+#           split-k-late-trigger.patch applied, the same runs test it.
+#   PART=12-18: perf-notes §39's bisection of the same fault (each branch says what it
+#           runs): variant libraries side by side (12), the library's own plans and each
+#           reduction alone (13), cuda-gdb on a lightweight core dump (14, 16) or attached
+#           to a run held at its fault with the faulting CTA's barriers dumped (15, 17),
+#           pacing overrides on an experiment build (18).
+#   PART=19: the replay stress that must pass (perf-notes §39): split 2 pushed alone, then
+#           stream-K, pushed and pulled among every graph (MORE=1 adds the pulled alone and
+#           the 64x64 tile at 3840x4096 M = 64), STRESS_S seconds each; then the split-K,
+#           stream-K, K-group and paced GPU tests (TEST_FILTER); CORPUS=1 adds the
+#           untuned corpus back to back. Carry bin/libtgv_gemm.so, bin/tgv_gpu_tests,
+#           bin/tgv-bench and python/.
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -103,6 +113,44 @@ chain_ab() {
       TGV_TUNING_FILE=$untuned timeout 60 $b --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
     done
   done | tee $o/chain-ab.txt
+}
+# PART=12, 15, 18, 19: one split_stress run of $ss seconds under its own timeout
+# (a fault ends the process, a hang is killed): name, env, then its arguments.
+stress() {
+  local name=$1 e=$2; shift 2
+  "${py[@]}" env $e timeout $((ss + 35)) python3 bench/experiments/split_stress.py --seconds $ss "$@" \
+    > $o/stress-$name.txt 2>&1
+  echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x' | tail -1)"
+}
+# PART=14 and 16: a split_stress run in the background; one still running past
+# its time (STRESS_S + 25 s) is hung, and cuda-gdb attaches to it and lists the
+# resident kernels, blocks and warps (PC, SASS); a fault leaves a lightweight
+# core dump that cuda-gdb reads the same way (the exception names the PC).
+g=$(command -v cuda-gdb || ls /usr/local/cuda*/bin/cuda-gdb 2>/dev/null | head -1)
+gdb_read() {  # output file, then cuda-gdb's target arguments
+  local f=$1; shift
+  timeout 120 $g -batch "$@" -ex "info cuda kernels" -ex "info cuda blocks" -ex "info cuda sms" \
+    -ex "info cuda warps" -ex "x/6i \$pc" -ex "cuda block (1,0,0) thread (0,0,0)" -ex "info cuda warps" \
+    -ex "x/6i \$pc" -ex "cuda block (0,0,0) thread (128,0,0)" -ex "x/6i \$pc" > $f 2>&1
+  echo "cuda-gdb rc=$? $(wc -l < $f) lines"
+}
+watch() {  # name, env, split_stress.py arguments
+  local name=$1 e=$2; shift 2
+  "${py[@]}" env $e CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1 \
+    CUDA_COREDUMP_FILE=$o/core-$name.%p python3 bench/experiments/split_stress.py --seconds $ss "$@" \
+    > $o/stress-$name.txt 2>&1 &
+  local pid=$! t=0
+  while kill -0 $pid 2>/dev/null && [ $t -lt $((ss + 25)) ]; do sleep 1; t=$((t + 1)); done
+  if kill -0 $pid 2>/dev/null; then
+    echo "$name: running after $t s: attaching"
+    gdb_read $o/gdb-$name.txt -p $pid
+    kill -9 $pid; wait $pid 2>/dev/null
+  else
+    wait $pid; echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x' | tail -1)"
+    sleep 2
+    for f in $o/core-$name.*; do [ -f "$f" ] && ls -la $f && gdb_read $o/gdb-$name.txt -ex "target cudacore $f"; rm -f $f; done
+  fi
+  [ -f $o/gdb-$name.txt ] && grep -E "Exception|exception|^\*|^ +[0-9]+ +0x|=> " $o/gdb-$name.txt | head -${SHOW:-40}
 }
 if [ "${PART:-1}" = 1 ]; then
   check
@@ -191,6 +239,161 @@ elif [ "${PART:-1}" = 11 ]; then
   stress push-pdl "TGV_SPLIT_K_PULL=0 CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1
     CUDA_COREDUMP_FILE=$o/core.%p" --points 2048x4096x32 --split 2
   ls -la $o/core.* 2>/dev/null | head -3
+elif [ "${PART:-1}" = 12 ]; then
+  # PART=11's failing runs (split 2, PDL on, pushed and pulled) on each variant
+  # library first, then PART=11's controls on this build. Stage the variants as
+  # build-gpu/carry/var/<name>/libtgv_gemm.so (VARIANTS, default "B C": the
+  # cluster-leave and the late-trigger patches); only bin/libtgv_gemm.so and
+  # python/ of the carry are needed.
+  ss=${STRESS_S:-20}
+  for v in ${VARIANTS:-B C}; do
+    lib=TGV_GEMM_LIBRARY=$c/var/$v/libtgv_gemm.so
+    stress $v-push-pdl "$lib TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2
+    stress $v-pull-pdl "$lib TGV_SPLIT_K_PULL=1" --points 2048x4096x32 --split 2
+  done
+  stress push-nopdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2 --pdl 0
+  stress pull-nopdl "TGV_SPLIT_K_PULL=1" --points 2048x4096x32 --split 2 --pdl 0
+  stress stream-k "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split -1
+  stress push-pdl "TGV_SPLIT_K_PULL=0" --points 2048x4096x32 --split 2
+elif [ "${PART:-1}" = 13 ]; then
+  # Which kernel faults (perf-notes §39): the library's own split-1 plans alone
+  # under the stress, a forced split 1, then stream-K and split 2 replayed with
+  # no other graph, and stream-K under a lightweight core dump read by cuda-gdb.
+  ss=${STRESS_S:-20}
+  stress() {  # name, env, timeout, split_stress.py arguments
+    local name=$1 e=$2 t=$3; shift 3
+    "${py[@]}" env $e timeout $t python3 bench/experiments/split_stress.py --seconds $ss "$@" \
+      > $o/stress-$name.txt 2>&1
+    echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x' | tail -1)"
+  }
+  p=2048x4096x32
+  stress own "" $((ss + 35)) --points $p
+  stress split1 "" $((ss + 35)) --points $p --split 1
+  stress sk-alone "" $((ss + 35)) --points $p --split -1 --graphs split
+  stress push-alone "TGV_SPLIT_K_PULL=0" $((ss + 35)) --points $p --split 2 --graphs split
+  stress pull-alone "TGV_SPLIT_K_PULL=1" $((ss + 35)) --points $p --split 2 --graphs split
+  stress sk-core "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1 CUDA_ENABLE_LIGHTWEIGHT_COREDUMP=1 CUDA_COREDUMP_FILE=$o/core.%p" \
+    ${CORE_S:-150} --points $p --split -1
+  ls -la $o/core.* 2>/dev/null | head -3
+  g=$(command -v cuda-gdb || ls /usr/local/cuda*/bin/cuda-gdb 2>/dev/null | head -1)
+  for f in $o/core.*; do
+    [ -f "$f" ] && [ -n "$g" ] && timeout 60 $g -batch -ex "target cudacore $f" -ex "info cuda kernels" \
+      -ex "bt" -ex "x/4i \$pc" > $o/core-read.txt 2>&1 && head -40 $o/core-read.txt
+  done
+elif [ "${PART:-1}" = 14 ]; then
+  # Where the split-K stress stops (perf-notes §39), split 2 pushed.
+  ss=${STRESS_S:-20}
+  p=2048x4096x32
+  watch push-alone "TGV_SPLIT_K_PULL=0" --points $p --split 2 --graphs split
+  watch push-nopdl "TGV_SPLIT_K_PULL=0" --points $p --split 2 --pdl 0
+  watch push-alone-nopdl "TGV_SPLIT_K_PULL=0" --points $p --split 2 --pdl 0 --graphs split
+elif [ "${PART:-1}" = 15 ]; then
+  # The faulting push alone (perf-notes §39) held at the fault
+  # (CUDA_DEVICE_WAITS_ON_EXCEPTION) for cuda-gdb to read the faulting CTA's
+  # barriers (full, empty, pace, split_bar after a ring of 8 or 9 stages of
+  # 24 KB), then the same stress on the 64x64 tile (no K groups) and on the
+  # variant libraries of build-gpu/carry/var (VARIANTS, default "B C").
+  ss=${STRESS_S:-10}
+  g=$(command -v cuda-gdb)
+  p=2048x4096x32
+  "${py[@]}" env TGV_SPLIT_K_PULL=0 CUDA_DEVICE_WAITS_ON_EXCEPTION=1 python3 bench/experiments/split_stress.py \
+    --seconds $ss --points $p --split 2 --graphs split > $o/stress-held.txt 2>&1 &
+  pid=$! t=0
+  while kill -0 $pid 2>/dev/null && [ $t -lt $((ss + 25)) ]; do sleep 1; t=$((t + 1)); done
+  if kill -0 $pid 2>/dev/null; then
+    echo "held: running after $t s: attaching"
+    timeout 150 $g -batch -p $pid -ex "info cuda kernels" -ex "info cuda blocks" -ex "info cuda sms" \
+      -ex "info cuda warps" -ex "x/3i \$pc" -ex "info cuda lanes" \
+      -ex "x/40gx (@shared unsigned long long *)0x36000" -ex "x/40gx (@shared unsigned long long *)0x30000" \
+      -ex "x/8wx (@shared unsigned int *)0x36400" > $o/gdb-held.txt 2>&1
+    echo "cuda-gdb rc=$? $(wc -l < $o/gdb-held.txt) lines"; grep -iE "exception|=> " $o/gdb-held.txt | head -5
+    kill -9 $pid; wait $pid 2>/dev/null
+  else
+    wait $pid; echo "held rc=$?: $(grep -E '^[0-9]+x' $o/stress-held.txt | tail -1)"
+  fi
+  stress t15-push-alone "TGV_SPLIT_K_PULL=0" --points $p --split 2 --tactic 15 --graphs split
+  for v in ${VARIANTS:-B C}; do
+    stress $v-push-alone "TGV_GEMM_LIBRARY=$c/var/$v/libtgv_gemm.so TGV_SPLIT_K_PULL=0" --points $p --split 2 --graphs split
+  done
+  stress push-alone-again "TGV_SPLIT_K_PULL=0" --points $p --split 2 --graphs split
+elif [ "${PART:-1}" = 16 ]; then
+  # Which kernel faults when every graph is replayed (perf-notes §39): stream-K,
+  # the pulled split 2 with PDL, the pushed one on the cluster-leave library
+  # (var/B), the pushed one without PDL; each up to STRESS_S (default 25) s.
+  ss=${STRESS_S:-25}
+  p=2048x4096x32
+  watch sk-all "TGV_SPLIT_K_PULL=0" --points $p --split -1
+  watch pull-all "TGV_SPLIT_K_PULL=1" --points $p --split 2
+  watch B-push-all "TGV_GEMM_LIBRARY=$c/var/B/libtgv_gemm.so TGV_SPLIT_K_PULL=0" --points $p --split 2
+  watch push-nopdl-all "TGV_SPLIT_K_PULL=0" --points $p --split 2 --pdl 0
+elif [ "${PART:-1}" = 17 ]; then
+  # The faulting CTA's barriers (perf-notes §39): each run held at its fault
+  # (CUDA_DEVICE_WAITS_ON_EXCEPTION); once its heartbeat stops for 8 s cuda-gdb
+  # attaches and dumps, in the faulting CTA, the end of ring stage 8 and the
+  # barriers after it (full[16], empty[16], sk_last, pace, split_bar: tactic 2's
+  # ring of 9 stages of 24 KB, dynamic shared memory from 0x400).
+  ss=${STRESS_S:-25}
+  held() {  # name, env, split_stress.py arguments
+    local name=$1 e=$2; shift 2
+    "${py[@]}" env $e CUDA_DEVICE_WAITS_ON_EXCEPTION=1 python3 bench/experiments/split_stress.py --seconds $ss "$@" \
+      > $o/stress-$name.txt 2>&1 &
+    local pid=$! t=0 still=0 size=0
+    while kill -0 $pid 2>/dev/null && [ $t -lt $((ss + 25)) ] && [ $still -lt 8 ]; do
+      sleep 1; t=$((t + 1)); n=$(stat -c %s $o/stress-$name.txt)
+      if [ $t -gt 12 ] && [ $n = $size ]; then still=$((still + 1)); else still=0; fi; size=$n
+    done
+    if kill -0 $pid 2>/dev/null; then
+      echo "$name: stalled at $t s: attaching"
+      timeout 150 $g -batch -p $pid -ex "info cuda kernels" -ex "info cuda blocks" -ex "info cuda warps" \
+        -ex "x/3i \$pc" -ex "x/8gx (@shared unsigned long long *)0x363c0" \
+        -ex "x/36gx (@shared unsigned long long *)0x36400" -ex "x/4gx (@shared unsigned long long *)0x400" \
+        > $o/gdb-$name.txt 2>&1
+      echo "cuda-gdb rc=$?"; grep -vE "^\[|^$|^Using|^  +[0-9]+ active" $o/gdb-$name.txt | cut -c1-160 | head -${SHOW:-70}
+      kill -9 $pid; wait $pid 2>/dev/null
+    else
+      wait $pid; echo "$name rc=$?: $(grep -E '^[0-9]+x' $o/stress-$name.txt | tail -1)"
+    fi
+  }
+  p=2048x4096x32
+  held sk-all "TGV_SPLIT_K_PULL=0" --points $p --split -1
+  held push-nopdl-all "TGV_SPLIT_K_PULL=0" --points $p --split 2 --pdl 0
+elif [ "${PART:-1}" = 18 ]; then
+  # Is the W producer's pacing (Params::w_lead) the trigger (perf-notes §39)? On
+  # a build whose launcher takes TGV_EXP_W_LEAD / TGV_EXP_K_GROUPS overrides:
+  # stream-K among every graph with pacing off, the library's own split-1 plans
+  # with pacing forced on (lead 2), the stream-K control, the pushed split 2
+  # alone with pacing off.
+  ss=${STRESS_S:-25}
+  p=2048x4096x32
+  stress sk-all-lead0 "TGV_EXP_W_LEAD=0" --points $p --split -1
+  stress own-lead2 "TGV_EXP_W_LEAD=2" --points $p
+  stress sk-all "TGV_SPLIT_K_PULL=0" --points $p --split -1
+  stress push-alone-lead0 "TGV_EXP_W_LEAD=0" --points $p --split 2 --graphs split
+elif [ "${PART:-1}" = 19 ]; then
+  # The fix of perf-notes §39 (split-K clusters leave together; split-K and
+  # stream-K grids unpaced) under the stresses that failed: the pushed split 2
+  # alone with PDL, stream-K / pushed / pulled among every graph, the pulled
+  # alone, the library's own plans; then the GPU tests of split-K, stream-K,
+  # K groups and pacing.
+  ss=${STRESS_S:-20}
+  p=2048x4096x32
+  stress push-alone "TGV_SPLIT_K_PULL=0" --points $p --split 2 --graphs split
+  stress sk-all "TGV_SPLIT_K_PULL=0" --points $p --split -1
+  stress push-all "TGV_SPLIT_K_PULL=0" --points $p --split 2
+  stress pull-all "TGV_SPLIT_K_PULL=1" --points $p --split 2
+  if [ "${MORE:-1}" = 1 ]; then
+    stress pull-alone "TGV_SPLIT_K_PULL=1" --points $p --split 2 --graphs split
+    stress push-3840 "TGV_SPLIT_K_PULL=0" --points 3840x4096x64 --split 2 --tactic 15
+  fi
+  timeout ${TESTS_S:-200} $c/bin/tgv_gpu_tests \
+    --gtest_filter="${TEST_FILTER:-*TgvSplitK*:*TgvStreamK*:*TgvKGroups*:*TgvPaced*:*EpilogueStreamK*}" > $o/split-tests.txt 2>&1
+  echo "split tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/split-tests.txt | tr '\n' ' ')"
+  if [ "${CORPUS:-0}" = 1 ]; then  # the untuned corpus back to back, split-K plans and all
+    "${py[@]}" timeout ${CORPUS_S:-200} python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
+      --csv $o/corpus-b2b.csv > $o/corpus-b2b.log 2>&1
+    echo "corpus b2b rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor|rror" $o/corpus-b2b.log | head -8
+    gzip -f $o/corpus-b2b.csv
+  fi
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape

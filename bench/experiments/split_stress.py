@@ -35,6 +35,8 @@ def main():
                     help="also a graph of the tgv kernel at this split_k, passed explicitly (the library's own plans "
                          "use no split-K clusters since perf-notes §38), with --tactic")
     ap.add_argument("--tactic", type=int, default=2, help="the tactic of --split's graph (default 2: 64x32x128)")
+    ap.add_argument("--graphs", nargs="+", default=None,
+                    help="replay only these graphs (of auto, cublas, tgv, torch, split): which kernel faults")
     a = ap.parse_args()
     import torch
     import tgv_gemm
@@ -50,6 +52,8 @@ def main():
         from tgv_gemm import _lib, _ops
         forced = _lib.options("tgv", a.tactic, pdl, split_k=a.split)
         fns["split"] = lambda x, w: _ops.run_linear(x, w, None, None, "tgv", None, None, "split_stress", options=forced)
+    if a.graphs:
+        fns = {name: fn for name, fn in fns.items() if name in a.graphs}
     failed = False
     for point in a.points:
         n, k, m = map(int, point.split("x"))
