@@ -386,7 +386,7 @@ elif [ "${PART:-1}" = 19 ]; then
     stress push-3840 "TGV_SPLIT_K_PULL=0" --points 3840x4096x64 --split 2 --tactic 15
   fi
   timeout ${TESTS_S:-200} $c/bin/tgv_gpu_tests \
-    --gtest_filter="${TEST_FILTER:-*TgvSplitK*:*TgvStreamK*:*TgvKGroups*:*TgvPaced*:*EpilogueStreamK*}" > $o/split-tests.txt 2>&1
+    --gtest_filter="${TEST_FILTER:-*TgvSplitK*:*TgvStreamK*:*TgvKGroup*:*TgvPaced*:*EpilogueStreamK*}" > $o/split-tests.txt 2>&1
   echo "split tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/split-tests.txt | tr '\n' ' ')"
   if [ "${CORPUS:-0}" = 1 ]; then  # the untuned corpus back to back, split-K plans and all
     "${py[@]}" timeout ${CORPUS_S:-200} python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \

@@ -422,6 +422,38 @@ TEST_P(TgvKGroups, MatchesReference) {
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, TgvKGroups, ::testing::Range(0, tgv::detail::kNumSm90Tactics));
 
+// K groups over several laps of the ring (perf-notes §39): on an odd ring the
+// two groups would alternate laps of a slot and a parity wait could not keep
+// them apart, so the kernel runs one group there; on an even one, two. Each
+// narrow tile at an odd and an even depth, K blocks three laps and a half of
+// the ring, a grid small enough for K groups; against the reference, bitwise
+// repeated. (The race itself needed out-of-order landings under other
+// kernels' traffic: bench/experiments/split_stress.py, h200-round.sh PART=19.)
+TEST(TgvKGroupRings, OddAndEvenRingsOverSeveralLaps) {
+  TGV_REQUIRE_GPU();
+  int ran = 0;
+  for (int32_t id = 0; id < tgv::detail::kNumSm90Tactics; ++id) {
+    const tgv::detail::Tactic& t = tgv::detail::tactic(id);
+    if (!tgv::detail::sm90_tile_has_k_groups(t.cta_m, t.cta_n)) continue;
+    for (int32_t stages : {5, 6}) {
+      GemmCase c = shape(t.cta_n - 1, 640, (stages * 7 / 2) * t.cta_k + 8);
+      c.backend = TGV_BACKEND_TGV;
+      c.tactic = id;
+      c.split_k = 1;
+      c.stages = stages;
+      c.bias = true;
+      SCOPED_TRACE(c.name());
+      if (const std::string why = tgv_test::tgv_cannot_run(c); !why.empty())
+        GTEST_SKIP() << "cannot run on this device: " << why;
+      const CaseResult r = tgv_test::run_case(c);
+      for (const std::string& fail : r.failures) ADD_FAILURE() << fail;
+      EXPECT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0);
+}
+
 // The two split-K reductions (the peers' pushed sums, and the leader's reads of
 // the peers' rings that TGV_SPLIT_K_PULL=1 forces, as racecheck runs them) add
 // the same sums in the same rank order: bitwise the same out, on tiles whose
