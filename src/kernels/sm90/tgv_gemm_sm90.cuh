@@ -389,7 +389,9 @@ __device__ __forceinline__ void wait_cluster_acquire(const uint64_t* bar, uint32
 // faulted on 4 of 5 H100 runs without this barrier and on none with it
 // (perf-notes §39); the odd-ring race of k_groups (below), found after,
 // explains those faults too, so the barrier may be a timing cover rather than
-// a fix: kept while the build without it is unmeasured. Under the push, every
+// a fix, and it costs split-K plans 3-13% (the peers hold their SMs through the
+// leader's epilogue): kept until the build without it (no-cluster-leave.patch)
+// passes the same stress on a device. Under the push, every
 // thread arrived once at the start and must wait on that phase before it
 // arrives again; `waited_start` says whether it already has.
 __device__ __forceinline__ void leave_cluster(const Params& p, bool waited_start) {
