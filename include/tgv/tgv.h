@@ -113,9 +113,11 @@ typedef struct tgv_options {
                     * TGV_SPLIT_K_STREAM: stream-K (tgv backend) */
   int32_t stages;  /* pipeline depth (tgv backend). 0: chosen by the library
                     * (the tuning file's, else the deepest that fits shared
-                    * memory); else a stage count in [2, 16] for the sm_90
-                    * kernels; an sm_100 tactic fixes its own count, so only
-                    * that count (or 0) is accepted with it */
+                    * memory, made even where the tile runs two K groups);
+                    * else a stage count in [2, 16] for the sm_90 kernels (on
+                    * an odd count a K-group tile runs one group); an sm_100
+                    * tactic fixes its own count, so only that count (or 0)
+                    * is accepted with it */
 } tgv_options;
 
 typedef struct tgv_tactic_info {
@@ -218,7 +220,7 @@ tgv_status tgv_describe_device(int32_t device, tgv_device_desc* desc);
  * each as the options that run exactly it: every tactic of the device's tgv
  * family whose token tile is the smallest covering M, at each split-K factor
  * of the tuner's list whose grid stays within two waves (the sm_100 kernel:
- * split-K 1 only), with the deepest ring (stages 0) and, on sm_90, a shallower
+ * split-K 1 only), with the library's ring (stages 0) and, on sm_90, a shallower
  * one where it fits; then cuBLASLt, last. A device without a tgv family gets
  * cuBLASLt alone. Writes the first min(capacity, total) into `out` and the
  * total into *count (capacity 0 and out NULL: the count alone). */
