@@ -71,7 +71,8 @@
 #           reduction alone (13), cuda-gdb on a lightweight core dump (14, 16) or attached
 #           to a run held at its fault with the faulting CTA's barriers dumped (15, 17),
 #           pacing overrides on an experiment build (18).
-#   PART=19: the replay stress that must pass (perf-notes §39): split 2 pushed alone, then
+#   PART=19: the replay stress that must pass (perf-notes §39): the library's own plans on
+#           five points (every narrow K-group tile, split-K among them), split 2 pushed alone, then
 #           stream-K, pushed and pulled among every graph (MORE=1 adds the pulled alone and
 #           the 64x64 tile at 3840x4096 M = 64), STRESS_S seconds each; then the split-K,
 #           stream-K, K-group and paced GPU tests (TEST_FILTER); CORPUS=1 adds the
@@ -377,6 +378,9 @@ elif [ "${PART:-1}" = 19 ]; then
   # K groups and pacing.
   ss=${STRESS_S:-20}
   p=2048x4096x32
+  # The library's own plans on every narrow K-group tile (64x8, 64x16, 64x32: odd
+  # deepest rings before §39), split-K among them, every graph replayed.
+  stress own-tiles "" --points 2048x4096x1 2048x4096x8 2048x4096x16 2048x4096x32 1024x8192x4
   stress push-alone "TGV_SPLIT_K_PULL=0" --points $p --split 2 --graphs split
   stress sk-all "TGV_SPLIT_K_PULL=0" --points $p --split -1
   stress push-all "TGV_SPLIT_K_PULL=0" --points $p --split 2
