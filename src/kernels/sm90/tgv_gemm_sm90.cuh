@@ -391,9 +391,9 @@ __device__ __forceinline__ void wait_cluster_acquire(const uint64_t* bar, uint32
 // explains those faults too, so the barrier may be a timing cover rather than
 // a fix, and it costs split-K plans 3-13% (the peers hold their SMs through the
 // leader's epilogue): kept until the build without it (no-cluster-leave.patch)
-// passes the same stress on a device. Under the push, every
-// thread arrived once at the start and must wait on that phase before it
-// arrives again; `waited_start` says whether it already has.
+// passes the same stress on a device. Under the push, every thread arrived once
+// at the start and must wait on that phase before it arrives again;
+// `waited_start` says whether it already has.
 __device__ __forceinline__ void leave_cluster(const Params& p, bool waited_start) {
   if (p.stream_k || p.split_k <= 1) return;
   __syncwarp();
