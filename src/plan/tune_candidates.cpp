@@ -29,6 +29,8 @@ std::vector<tgv_options> tune_candidates(const DeviceInfo& dev, int64_t n, int64
   // weight tiles and depths.
   const int32_t cta_n = covering_cta_n(family, m);
   std::vector<tgv_options> out;
+  GemmDesc g;
+  g.n = n, g.k = k, g.m = m, g.l = 1;
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
     const int32_t deepest = t.arch == family ? stages_for(t, dev.smem_optin_bytes) : 0;
@@ -38,16 +40,15 @@ std::vector<tgv_options> tune_candidates(const DeviceInfo& dev, int64_t n, int64
       if (split > 1 && (!kSplitKClustersInPlans || t.arch != 90 || split > ceil_div(k, t.cta_k) ||
                         tiles * split > 2 * int64_t(dev.num_sms)))
         continue;  // off (cost_model.hpp); the sm_100 kernel has no split-K; no empty slices; at most two waves
-      // The split-K receive buffer beside the ring can cost it a stage.
-      const int32_t ring = t.arch == 90 ? sm90_deepest_stages(t, split, dev) : deepest;
+      // The ring stages 0 runs (plan.cpp): the split-K receive buffer beside it
+      // can cost it a stage, and so can K groups (an even ring).
+      const int32_t ring = t.arch == 90 ? sm90_plan_stages(g, t, split, dev) : deepest;
       if (ring >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, 0));
       if (t.arch != 90) continue;  // an sm_100 tactic fixes its depth
       for (int32_t stages : kTuneShallowStages)
         if (stages < ring && stages >= min_stages_for(t, split)) out.push_back(tgv_candidate(t.id, split, stages));
     }
     // Stream-K at its deepest ring, where it can share the problem out.
-    GemmDesc g;
-    g.n = n, g.k = k, g.m = m, g.l = 1;
     if (t.arch == 90 && stream_k_ctas(g, t, dev) > 0) out.push_back(tgv_candidate(t.id, kSplitKStream, 0));
   }
   tgv_options cublas;

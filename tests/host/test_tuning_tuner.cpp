@@ -123,6 +123,28 @@ TEST(TuneCandidates, Sm90TriesEveryTileOfTheTokenTileAtEverySplitAndTwoDepths) {
   }
 }
 
+// The shallower ring is tried only where it differs from the one stages 0
+// runs: the 64x32x128 tile's deepest ring (9) is cut to an even 8 where it runs
+// two K groups (2048 x 4096 at M = 32: 32 CTAs), so 8 would time it twice.
+TEST(TuneCandidates, Sm90ShallowRingOnlyWhereItDiffersFromThePlansRing) {
+  const tgv::detail::DeviceInfo dev = tgv::detail::device_from_desc(kH200);
+  tgv::detail::GemmDesc g;
+  g.n = 2048, g.k = 4096, g.m = 32, g.l = 1;
+  const Tactic& t = tactic(2);
+  ASSERT_EQ(t.cta_m, 64);
+  ASSERT_EQ(t.cta_n, 32);
+  ASSERT_EQ(tgv::detail::sm90_deepest_stages(t, 1, dev), 9);
+  ASSERT_EQ(tgv::detail::sm90_plan_stages(g, t, 1, dev), 8);
+  const std::vector<tgv_options> c = list(kH200, g.n, g.k, g.m);
+  int deepest = 0;
+  for (size_t i = 0; i + 1 < c.size(); ++i) {
+    if (c[i].tactic != 2 || c[i].split_k != 1) continue;
+    EXPECT_NE(c[i].stages, 8) << "the ring stages 0 runs already";
+    deepest += c[i].stages == 0;
+  }
+  EXPECT_EQ(deepest, 1);
+}
+
 TEST(TuneCandidates, Sm90AtLargeMTakesTheLargestTokenTile) {
   for (int64_t m : {129, 200, 256, 300}) {
     const std::vector<tgv_options> c = list(kH200, 1024, 1024, m);
