@@ -371,8 +371,8 @@ elif [ "${PART:-1}" = 18 ]; then
   stress sk-all "TGV_SPLIT_K_PULL=0" --points $p --split -1
   stress push-alone-lead0 "TGV_EXP_W_LEAD=0" --points $p --split 2 --graphs split
 elif [ "${PART:-1}" = 19 ]; then
-  # The fix of perf-notes §39 (split-K clusters leave together; split-K and
-  # stream-K grids unpaced) under the stresses that failed: the pushed split 2
+  # The fix of perf-notes §39 (K groups on even rings; §40: no leave barrier)
+  # under the stresses that failed: the pushed split 2
   # alone with PDL, stream-K / pushed / pulled among every graph, the pulled
   # alone, the library's own plans; then the GPU tests of split-K, stream-K,
   # K groups and pacing.

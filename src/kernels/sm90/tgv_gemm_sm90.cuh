@@ -382,26 +382,6 @@ __device__ __forceinline__ void wait_cluster_acquire(const uint64_t* bar, uint32
       : "memory");
 }
 
-// Every thread of a split-K cluster leaves through here, so the cluster's CTAs
-// exit together and a PDL successor takes a cluster's SMs only as a whole:
-// without it a pushed peer left right after its remote stores, and its SM went
-// to the next grid while the leader still ran. The pushed split-2 stress
-// faulted on 4 of 5 H100 runs without this barrier and on none with it
-// (perf-notes §39); the odd-ring race of k_groups (below), found after,
-// explains those faults too, so the barrier may be a timing cover rather than
-// a fix, and it costs split-K plans 3-13% (the peers hold their SMs through the
-// leader's epilogue): kept until the build without it (no-cluster-leave.patch)
-// passes the same stress on a device. Under the push, every thread arrived once
-// at the start and must wait on that phase before it arrives again;
-// `waited_start` says whether it already has.
-__device__ __forceinline__ void leave_cluster(const Params& p, bool waited_start) {
-  if (p.stream_k || p.split_k <= 1) return;
-  __syncwarp();
-  if (p.split_push && !waited_start) cute::cluster_wait();
-  cute::cluster_arrive();
-  cute::cluster_wait();
-}
-
 // A CTA whose griddepcontrol.wait returns within this many cycles started
 // alone (no PDL predecessor still running); one that waited longer was
 // launched beside its predecessor and has prefetched its ring.
@@ -560,7 +540,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       cute::cluster_sync();
       cute::cluster_sync();
     }
-    leave_cluster(p, false);
     return;
   }
 
@@ -591,7 +570,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       cute::cluster_sync();
       cute::cluster_sync();
     }
-    leave_cluster(p, false);
     return;
   }
   const int active_threads = 128 * T::kRowGroups * k_groups;
@@ -721,7 +699,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           cute::cluster_sync();
           cute::cluster_sync();
         }
-        leave_cluster(p, false);
         return;
       }
       for (int g = 1; g < k_groups; ++g) {  // group order: bitwise repeatable
@@ -744,7 +721,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
         for (int i = 0; i < T::kAccRegs; i += 4)
           push_v4(mine + i, split_bar, 0, acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
         if (threadIdx.x == 128) hooks.point(kTraceExit);
-        leave_cluster(p, true);
         return;
       }
       wait_cluster_acquire(split_bar, 0);
@@ -776,7 +752,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       cute::cluster_sync();  // the peers stay resident until the leader has read them
       if (rank != 0) {
         if (threadIdx.x == 128) hooks.point(kTraceExit);
-        leave_cluster(p, false);
         return;
       }
     }
@@ -844,7 +819,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   }
   if (threadIdx.x == 128) hooks.point(kTraceExit);
-  leave_cluster(p, false);
 }
 
 }  // namespace tgv::kernels::sm90
