@@ -4,7 +4,7 @@
 # same with PATCH applied (git apply). Leaves build-gpu/carry holding B's
 # programs and A's tgv-bench and libtgv_gemm.so in var.tgz as A/ (the host
 # tests stay out, as build-gpu.sh leaves them), and the tree as it was.
-#   scripts/stage-ab.sh bench/experiments/no-cluster-leave.patch
+#   scripts/stage-ab.sh bench/experiments/k-rotate.patch
 # Then, for example: run `MORE=1 PART=19 bash bench/experiments/h200-round.sh`
 # (B under the replay stress) and `ROUNDS=1 PART=6 ...` (chain A B, corpus B A).
 set -euo pipefail
