@@ -45,7 +45,18 @@ constexpr double kPartialGridFactor = 0.75;
 // where the waves it saves are worth more than a split cluster would give.
 constexpr double kStreamKFixupUs = 1.5;
 // Whether auto's candidates include stream-K: not until its price is fitted.
+// With its guessed fix-up it took 177 of an H100 sweep's 455 large-weight
+// points and lost 0.4% against split 1 there (perf-notes §41); what it does
+// win is caught by stream_k_evens_waves instead.
 constexpr bool kStreamKInAuto = false;
+// stream_k_evens_waves' bounds, from that sweep (2026-12-06, H100): a tile
+// shorter than this many columns, and the share of the SMs a last wave holds.
+constexpr int64_t kStreamKShortRowCols = 1536;
+constexpr double kStreamKLastWaveShare = 0.43;
+constexpr int32_t kStreamKMaxTokens = 32;
+// What those plans gained over split 1 there (2.5-8%): their predicted time
+// against cuBLASLt's is split 1's times this.
+constexpr double kStreamKGain = 0.96;
 
 // A CTA's weight-stream rate by its stage geometry and its consumer
 // warpgroups: a 64-row tile has one, or two K groups (sm90_k_groups); a 128-row
@@ -101,7 +112,13 @@ constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 // our kernel runs nearer the weight stream there than on the H200, and the
 // H200's prices handed large weights to cuBLASLt where ours was ~4% faster.
 // With split-K clusters in the plans (kSplitKClustersInPlans) the 8- and
-// 16-token prices are the ones fitted with them and 32 tokens take the H200's;
+// 16-token prices are the ones fitted with them; 32 tokens took the H200's
+// until three H100 corpus runs showed our 64x32 plans 5-11% faster than it
+// said (cuBLASLt's price about right), so auto gave 44 of 47 M = 32 weights of
+// >= 256 MB to cuBLASLt where ours ran 4-7% faster: now its fixed cost is
+// higher and its floor term lower (perf-notes §41; an H100 sweep's M = 32
+// picks within 5% of the best 58 -> 98 of 111, one 4 MB split-8 plan handed
+// to cuBLASLt, 0.955x);
 // without them (perf-notes §38) a grid of a few CTAs streams at its CTAs' rate,
 // which these prices all but ignore (body_scale 0.17), and the refit to split 1
 // was {1.873, 0.635, 0.381}, {2.016, 0.652, 0.382}, {2.854, 0.328, 0.685}
@@ -110,7 +127,7 @@ constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 // 32 and 64 tokens they did (13 corpus points under 0.98x torch without the
 // factor), so those keep it. A wave cost (kWaveUs) moved the 8B gate_up to
 // 128-row tiles and slowed the layer by 2%: none.
-constexpr Price kH100PriceSplitK[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}, {32, 3.018, 0.421, 0.685}};
+constexpr Price kH100PriceSplitK[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}, {32, 3.8, 0.40, 0.60}};
 constexpr Price kH100PriceSplit1[] = {{8, 1.873, 0.635, 0.381}, {16, 2.016, 0.652, 0.382}, {32, 2.854, 0.328, 0.685}};
 constexpr const Price (&kH100Price)[3] = kSplitKClustersInPlans ? kH100PriceSplitK : kH100PriceSplit1;
 constexpr int32_t kH100NarrowTokens = 16;
@@ -383,10 +400,31 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
   return out;
 }
 
+bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) {
+  // Plain calls of <= 32 tokens: what the sweep measured. At 64 tokens the
+  // short-row case lost (13824 x 1152: 0.92x torch against 1.00x).
+  if (!g.plain() || t.arch != 90 || t.cta_n > kStreamKMaxTokens || stream_k_ctas(g, t, dev) == 0) return false;
+  const int64_t tiles = tiles_of(g, t);
+  const int64_t sms = dev.num_sms;
+  if (tiles <= sms) return false;
+  // Tiles of fewer than kStreamKShortRowCols columns: each CTA's ring drains
+  // and refills per tile (gemma3-1b's 262144 x 1152 lm_head on 64x8x128:
+  // stream-K 206.6 us against 223.7 at M = 1, 0.92-0.93x at M 1-32).
+  if (ceil_div(g.k, t.cta_k) * t.cta_k < kStreamKShortRowCols) return true;
+  // A last wave at most kStreamKLastWaveShare full, within the first three:
+  // 2.1-2.4 waves ran 2.5-5% faster as stream-K, 2.55 and more 1-5% slower.
+  const int64_t last = tiles % sms;
+  return tiles < 3 * sms && last > 0 && double(last) <= kStreamKLastWaveShare * double(sms);
+}
+
 Sm90Candidate best_sm90(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id, int32_t split_k) {
   Sm90Candidate best;
   for (const Sm90Candidate& c : sm90_candidates(g, dev, tactic_id, split_k))
     if (c.pruned.empty() && (best.tactic < 0 || c.us < best.us)) best = c;
+  if (split_k == 0 && best.tactic >= 0 && best.split_k == 1 && stream_k_evens_waves(g, tactics()[best.tactic], dev)) {
+    best.split_k = kSplitKStream;
+    best.us *= kStreamKGain;
+  }
   return best;
 }
 

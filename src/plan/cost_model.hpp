@@ -99,8 +99,18 @@ bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm
 std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1,
                                            int32_t split_k = 0);
 
+// Whether a plain split-1 plan of tactic t streams faster as stream-K: a grid
+// whose last wave holds few tiles (more SMs than tiles idle through it), or
+// tiles whose weight slice is too short to fill a CTA's ring before the CTA
+// ends. The model prices whole waves and gets neither, so this is a rule
+// (perf-notes §41: an H100 sweep of split 1 against stream-K on every weight
+// of >= 60 MB).
+bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
+
 // The candidate with the lowest predicted time (ties: the earlier in
-// sm90_candidates' order); tactic -1 when every one is pruned.
+// sm90_candidates' order); tactic -1 when every one is pruned. With split_k 0,
+// a split-1 winner that stream_k_evens_waves becomes stream-K (its `us` split
+// 1's prediction less stream-K's measured gain).
 Sm90Candidate best_sm90(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1, int32_t split_k = 0);
 
 }  // namespace tgv::detail

@@ -105,8 +105,63 @@ TEST(CostModel, BestIsTheLowestPredictionAmongTheUnpruned) {
             EXPECT_LE(best.us, c.us) << m << " " << n << " " << k;
           }
         }
-        EXPECT_DOUBLE_EQ(best.us, predict_sm90_us(g, tactic(best.tactic), best.split_k, dev));
+        if (best.split_k == kSplitKStream) {  // a split-1 winner that stream-K evens out
+          EXPECT_TRUE(stream_k_evens_waves(g, tactic(best.tactic), dev)) << m << " " << n << " " << k;
+          EXPECT_LT(best.us, predict_sm90_us(g, tactic(best.tactic), 1, dev));
+        } else {
+          EXPECT_DOUBLE_EQ(best.us, predict_sm90_us(g, tactic(best.tactic), best.split_k, dev));
+        }
       }
+}
+
+// Stream-K takes a plain split-1 plan of <= 32 tokens whose last wave holds
+// few tiles or whose tiles are too short to fill the ring (perf-notes §41),
+// on either GPU's profile; an explicit split, a gated call, 64 tokens and a
+// grid of whole waves keep split 1.
+TEST(CostModel, StreamKEvensAFewTileLastWaveAndShortRows) {
+  DeviceInfo h100 = hopper(132);
+  h100.peak_hbm_gbps = 3352;
+  for (const DeviceInfo& dev : {hopper(132), h100}) {
+    for (int64_t m : {1, 4, 16, 32}) {
+      // 18432 rows: 288 tiles of 64 (24 in the third wave) or 144 of 128 (12 in the second).
+      const Sm90Candidate few = best_sm90(desc(m, 18432, 4608), dev);
+      ASSERT_GE(few.tactic, 0);
+      if (few.split_k == 1) {  // another split of the model's
+        continue;
+      }
+      EXPECT_EQ(few.split_k, kSplitKStream) << m;
+      const Tactic& t = tactic(few.tactic);
+      EXPECT_LE(ceil_div(18432, t.cta_m) % 132, 57) << m;
+      // 1152 columns: nine K blocks of 128, fewer than the ring's stages.
+      EXPECT_EQ(best_sm90(desc(m, 262144, 1152), dev).split_k, kSplitKStream) << m;
+      // 448 tiles of 64 rows, 3.4 waves: whole waves matter less than stream-K's fix-up.
+      const Sm90Candidate whole = best_sm90(desc(m, 28672, 4096), dev);
+      if (tactic(whole.tactic).cta_m == 64) {
+        EXPECT_NE(whole.split_k, kSplitKStream) << m;
+      }
+      // An explicit split is the caller's.
+      EXPECT_EQ(best_sm90(desc(m, 18432, 4608), dev, few.tactic, 1).split_k, 1) << m;
+      // A gated call keeps split 1.
+      GemmDesc gated = desc(m, 18432, 4608);
+      gated.act = Act::SiluMul;
+      EXPECT_FALSE(stream_k_evens_waves(gated, t, dev)) << m;
+    }
+    // 64 tokens: the short-row case lost there.
+    const Sm90Candidate wide = best_sm90(desc(64, 13824, 1152), dev);
+    EXPECT_NE(wide.split_k, kSplitKStream);
+    // One wave or less: nothing to even out.
+    EXPECT_FALSE(stream_k_evens_waves(desc(1, 8192, 4096), tactic(0), dev));
+  }
+  // The rule's bounds on one tile (64x8x128, 132 SMs): 264 + 56 tiles in, 264 + 57 out; 396 + 1 out.
+  const DeviceInfo dev = hopper(132);
+  const Tactic& t = tactic(0);
+  ASSERT_EQ(t.cta_m, 64);
+  ASSERT_EQ(t.cta_n, 8);
+  EXPECT_TRUE(stream_k_evens_waves(desc(1, 64 * (264 + 56), 4096), t, dev));
+  EXPECT_FALSE(stream_k_evens_waves(desc(1, 64 * (264 + 57), 4096), t, dev));
+  EXPECT_FALSE(stream_k_evens_waves(desc(1, 64 * 264, 4096), t, dev));
+  EXPECT_FALSE(stream_k_evens_waves(desc(1, 64 * 397, 4096), t, dev));
+  EXPECT_TRUE(stream_k_evens_waves(desc(1, 64 * 397, 1024), t, dev));
 }
 
 // The wave quantization the model exists for: 4608 rows are 36 tiles of 128 or
