@@ -59,7 +59,7 @@ def load_occupancy(path):
     return occ
 
 
-def sm_rate(c, cta_m, cta_n, cta_k, ctas):
+def sm_rate(c, cta_m, cta_n, cta_k, ctas, weight_bytes=0.0):
     """A CTA's stream rate (GB/s) by its stage geometry and consumer warpgroups:
     a 64-row tile has one, or two K groups on small grids (sm90_k_groups); a
     128-row tile two row groups. cost_model.cpp's kSm90Rate; the tiles with K
@@ -67,6 +67,9 @@ def sm_rate(c, cta_m, cta_n, cta_k, ctas):
     if cta_n == 64 and "w_%d_%d" % (cta_m, cta_k) in c:  # the H100's 64-token rates (kSm90Rate64Tokens)
         return c["w_%d_%d" % (cta_m, cta_k)]
     kg = 2 if cta_m == 64 and cta_n <= 32 and ctas <= K_GROUP_MAX_CTAS else 1
+    if cta_n == 32 and "t_%d_%d_%d" % (cta_m, cta_k, kg) in c and weight_bytes >= c.get("t32_min_bytes", 0.0):
+        # the H100's 32-token rates (kH100Rate32Tokens), from kH100Rate32TokensMinBytes up
+        return c["t_%d_%d_%d" % (cta_m, cta_k, kg)]
     return c["rate_%d_%d_%d" % (cta_m, cta_k, kg)]
 
 
@@ -79,7 +82,7 @@ def tgv_body(c, n, k, m, cand, occ):
     active = min(tiles, clusters) * split
     kb_cta = ceil_div(ceil_div(k, cta_k), split)
     bytes_cta = cta_m * kb_cta * cta_k * 2
-    rate = min(sm_rate(c, cta_m, cta_n, cta_k, tiles * split) * SCALE, HBM_GBPS * SCALE / active)
+    rate = min(sm_rate(c, cta_m, cta_n, cta_k, tiles * split, 2.0 * n * k) * SCALE, HBM_GBPS * SCALE / active)
     narrow = cta_n <= c.get("narrow_tokens", 0)  # the H100's narrow tiles (kH100NarrowTokens)
     t = waves * bytes_cta / rate * 1e-3 + (waves - 1) * c["wave_us"]
     if 2 * active > SMS and 4 * active < 3 * SMS:  # the next call's grid finds too few free SMs to start whole
@@ -245,6 +248,7 @@ CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH10
                          narrow_part="kH100PartialGridFactor", narrow_tokens="kH100NarrowTokens",
                          price="kH100Price[]",
                          wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",
+                         tok32="kH100Rate32Tokens[]",
                          wide_price="kH100Price64Tokens")
 
 
@@ -272,6 +276,10 @@ def cpp_model(path, gpu="H200"):
     prices = {int(m[0]): np.array([float(v) for v in m[1:]])
               for table in sorted({CPP_NAMES["H200"]["price"], names["price"]}, key=lambda t: t != "kSm90Price[]")
               for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(table))}
+    if "tok32" in names and names["tok32"] in src:  # the 32-token tile's own rates
+        c.update({"t_%s_%s_%s" % m[:3]: float(m[3])
+                  for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["tok32"]))})
+        c["t32_min_bytes"] = const("kH100Rate32TokensMinBytes")
     if "wide" in names:  # the 64-token tile's own constants
         c.update({"w_%s_%s" % m[:2]: float(m[2])
                   for m in re.findall(r"\{(\d+), (\d+), ([0-9.]+)\}", body(names["wide"]))})
@@ -387,6 +395,37 @@ def fit_wide(points, occ, path, peak_gbps):
     report(c, points, occ, prices, cub, both, "tgv candidates and cuBLASLt at the committed price", 20)
 
 
+def fit_32(points, occ, path, peak_gbps):
+    """The 32-token tile's own rates on the H100 (kH100Rate32Tokens: per
+    cta_m, cta_k and K groups) and its price, fitted to the sweep's points of
+    M = 17-32 as fit_wide fits the 64-token constants: coordinate search on the
+    points within 5% less LOSS_WEIGHT per point under 0.98x torch, among the
+    splits the library plans, at the committed margin; the price by least
+    squares over the picks. Starts from the committed rates (the H200's when
+    the H100 has none of its own)."""
+    gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
+    planned = library_points(collections.OrderedDict((k, d) for k, d in points.items() if 16 < k[2] <= 32), path)
+    print("fitting the %s's 32-token rates over %d points" % (gpu, len(planned)))
+    for cta_m, cta_k, kg in ((64, 64, 1), (64, 64, 2), (64, 128, 1), (64, 128, 2), (128, 64, 1), (128, 128, 1)):
+        c.setdefault("t_%d_%d_%d" % (cta_m, cta_k, kg), c["rate_%d_%d_%d" % (cta_m, cta_k, kg)])
+    names = [k for k in c if k.startswith("t_")]
+    grid = [10, 15, 20, 25, 30, 40, 50, 60, 70, 85, 100, 120, 150, 200]
+    best = evaluate(c, planned, occ, cub, margins)[0]
+    print("as committed: score %.1f (within 5%% less %g per point under 0.98x)" % (best, LOSS_WEIGHT))
+    for _ in range(3):
+        for name in names:
+            for v in grid:
+                trial = dict(c, **{name: v})
+                s = evaluate(trial, planned, occ, cub, margins)[0]
+                if s > best:
+                    best, c = s, trial
+    _, fitted = evaluate(c, planned, occ, cub, margins)
+    print("32-token rates (score %.1f): %s" % (best, ", ".join("%s=%g" % (k, c[k]) for k in names)))
+    print("tgv cta_n=32: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % tuple(fitted[32]))
+    prices[32] = fitted[32]
+    report_library(c, planned, occ, prices, cub, margins, path)
+
+
 def fit_prices(points, occ, path, peak_gbps):
     """The narrow tiles' prices (fixed_us, body_scale, floor_scale per cta_n <=
     32; on the H100 kH100PriceSplitK[] or kH100PriceSplit1[], as kSplitKClustersInPlans
@@ -422,12 +461,18 @@ def main():
                     help="fit the H100's narrow tiles' prices to a sweep, the ranking as committed in this source")
     ap.add_argument("--wide", metavar="COST_MODEL_CPP",
                     help="fit the H100's 64-token constants to an M = 64 sweep, the rest as committed in this source")
+    ap.add_argument("--tokens32", metavar="COST_MODEL_CPP",
+                    help="fit the H100's 32-token rates and price to a sweep's M = 17-32 points, the rest as committed")
     a = ap.parse_args()
     global SCALE
     SCALE = a.peak_gbps / H200_PEAK_GBPS
     if a.prices:
         occ = load_occupancy(a.occupancy)
         fit_prices(load(a.csv, occ, a.time), occ, a.prices, a.peak_gbps)
+        return
+    if a.tokens32:
+        occ = load_occupancy(a.occupancy)
+        fit_32(load(a.csv, occ, a.time), occ, a.tokens32, a.peak_gbps)
         return
     if a.wide:
         occ = load_occupancy(a.occupancy)

@@ -88,6 +88,23 @@ struct WideRate {
   double gbps;
 };
 constexpr WideRate kSm90Rate64Tokens[] = {{64, 64, 100}, {64, 128, 50}, {128, 64, 10}, {128, 128, 20}};
+
+// On an H100 the 32-token tile (M 17-32) ranks by rates of its own, fitted to
+// the M = 32 points of its sweep of every candidate (223 weights, splits 1-8,
+// docs/data/2026-12-06-h100-b/sweep.csv.gz; scripts/fit_cost_model.py
+// --tokens32, perf-notes §42): the H200's rates ranked the 64x32x128 tile with
+// K groups first on small grids, where 64x32x64 streamed 4-8% faster, and
+// 64-row tiles first on large grids, where 128x32x64 did. Picks within 5% of
+// the best 167 -> 189 of 223 there, 98 -> 108 of 116 on a later sweep of the
+// large weights (docs/data/2026-12-06-h100-f/call3). Ranking constants, not
+// bandwidths (the extremes only order the tiles). Weights of at least
+// kH100Rate32TokensMinBytes only: in a corpus A/B the plans they changed ran
+// 1.3-5.7% faster per size class from 8 MB up and 4.5-5% slower below it,
+// where the sweep had few points (§42).
+constexpr Rate kH100Rate32Tokens[] = {
+    {64, 64, 1, 10}, {64, 64, 2, 100}, {64, 128, 1, 60}, {64, 128, 2, 10}, {128, 64, 1, 120}, {128, 128, 1, 20},
+};
+constexpr double kH100Rate32TokensMinBytes = 8e6;
 constexpr double kSplitUs64Tokens = 0.0;
 constexpr double kPerRankUs64Tokens = 0.5;
 
@@ -115,10 +132,8 @@ constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 // 16-token prices are the ones fitted with them; 32 tokens took the H200's
 // until three H100 corpus runs showed our 64x32 plans 5-11% faster than it
 // said (cuBLASLt's price about right), so auto gave 44 of 47 M = 32 weights of
-// >= 256 MB to cuBLASLt where ours ran 4-7% faster: now its fixed cost is
-// higher and its floor term lower (perf-notes §41; an H100 sweep's M = 32
-// picks within 5% of the best 58 -> 98 of 111, one 4 MB split-8 plan handed
-// to cuBLASLt, 0.955x);
+// >= 256 MB to cuBLASLt where ours ran 4-7% faster (perf-notes §41); its price
+// is now fitted with its own rates (kH100Rate32Tokens, §42);
 // without them (perf-notes §38) a grid of a few CTAs streams at its CTAs' rate,
 // which these prices all but ignore (body_scale 0.17), and the refit to split 1
 // was {1.873, 0.635, 0.381}, {2.016, 0.652, 0.382}, {2.854, 0.328, 0.685}
@@ -127,7 +142,7 @@ constexpr Price kH100Price64Tokens = {64, 3.257, 0.376, 0.614};
 // 32 and 64 tokens they did (13 corpus points under 0.98x torch without the
 // factor), so those keep it. A wave cost (kWaveUs) moved the 8B gate_up to
 // 128-row tiles and slowed the layer by 2%: none.
-constexpr Price kH100PriceSplitK[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}, {32, 3.8, 0.40, 0.60}};
+constexpr Price kH100PriceSplitK[] = {{8, 1.647, 0.170, 0.880}, {16, 1.966, 0.275, 0.781}, {32, 2.704, 0.322, 0.715}};
 constexpr Price kH100PriceSplit1[] = {{8, 1.873, 0.635, 0.381}, {16, 2.016, 0.652, 0.382}, {32, 2.854, 0.328, 0.685}};
 constexpr const Price (&kH100Price)[3] = kSplitKClustersInPlans ? kH100PriceSplitK : kH100PriceSplit1;
 constexpr int32_t kH100NarrowTokens = 16;
@@ -217,11 +232,14 @@ const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
 
 // kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
 // fitted ones takes the rate of its rows and K block, one group).
-double sm90_rate_gbps(const Tactic& t, int32_t k_groups, const DeviceInfo& dev) {
+double sm90_rate_gbps(const Tactic& t, int32_t k_groups, double weight_bytes, const DeviceInfo& dev) {
   if (wide_constants(t.cta_n, dev))
     for (const WideRate& r : kSm90Rate64Tokens)
       if (r.cta_m == t.cta_m && r.cta_k == t.cta_k) return r.gbps;
   const int32_t groups = sm90_tile_has_k_groups(t.cta_m, t.cta_n) ? k_groups : 1;
+  if (t.cta_n == 32 && priced_as_h100(dev) && weight_bytes >= kH100Rate32TokensMinBytes)
+    for (const Rate& r : kH100Rate32Tokens)
+      if (r.cta_m == t.cta_m && r.cta_k == t.cta_k && r.k_groups == groups) return r.gbps;
   const Rate* best = nullptr;
   for (const Rate& r : kSm90Rate) {
     if (r.cta_m == t.cta_m && r.cta_k == t.cta_k && r.k_groups == groups) return r.gbps;
@@ -237,7 +255,8 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   const double hbm = kHbmGbps * bandwidth_scale(dev);
-  const double sm_gbps = sm90_rate_gbps(t, sm90_k_groups(g, t, split), dev);  // stream-K: one group
+  const double sm_gbps =  // stream-K: one group
+      sm90_rate_gbps(t, sm90_k_groups(g, t, split), 2.0 * double(g.n) * double(g.k) * double(g.l), dev);
   auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
     return bytes_per_cta / std::min(sm_gbps * bandwidth_scale(dev), hbm / double(active)) * 1e-3;
   };
