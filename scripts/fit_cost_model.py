@@ -363,6 +363,21 @@ def report(c, points, occ, prices, cub, margins, candidates, shown):
                                                                      min(v)))
 
 
+def coordinate_search(c, grids, score, rounds=3):
+    """Each constant over its grid in turn, the others held, `rounds` times;
+    a trial replaces the constants only where it scores higher. (best score,
+    constants)."""
+    best = score(c)
+    for _ in range(rounds):
+        for name, grid in grids.items():
+            for v in grid:
+                trial = dict(c, **{name: v})
+                s = score(trial)
+                if s > best:
+                    best, c = s, trial
+    return best, c
+
+
 def fit_wide(points, occ, path, peak_gbps):
     """The 64-token constants (on the H100: kSm90Rate64Tokens, kSplitUs64Tokens,
     kPerRankUs64Tokens, kH100Price64Tokens) fitted to a sweep at M = 64 on the
@@ -379,16 +394,9 @@ def fit_wide(points, occ, path, peak_gbps):
     c = dict(c, **{k: v for k, v in dict(w_64_64=40.0, w_64_128=60.0, w_128_64=40.0, w_128_128=20.0, w_split_us=0.1,
                                          w_rank_us=0.1).items() if k not in c})
     both = (margins[1], margins[1])
-    best = evaluate(c, points, occ, cub, both)[0]
     print("as committed (or the defaults): score %.1f over %d points (within 5%% less %g per point under 0.98x)" % (
-        best, len(points), LOSS_WEIGHT))
-    for _ in range(3):
-        for name, grid in grids.items():
-            for v in grid:
-                trial = dict(c, **{name: v})
-                s = evaluate(trial, points, occ, cub, both)[0]
-                if s > best:
-                    best, c = s, trial
+        evaluate(c, points, occ, cub, both)[0], len(points), LOSS_WEIGHT))
+    _, c = coordinate_search(c, grids, lambda trial: evaluate(trial, points, occ, cub, both)[0])
     _, prices = evaluate(c, points, occ, cub, both)
     print("64-token constants: " + ", ".join("%s=%g" % kv for kv in c.items() if kv[0].startswith("w_")))
     print("tgv cta_n=64: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % tuple(prices[64]))
@@ -410,15 +418,10 @@ def fit_32(points, occ, path, peak_gbps):
         c.setdefault("t_%d_%d_%d" % (cta_m, cta_k, kg), c["rate_%d_%d_%d" % (cta_m, cta_k, kg)])
     names = [k for k in c if k.startswith("t_")]
     grid = [10, 15, 20, 25, 30, 40, 50, 60, 70, 85, 100, 120, 150, 200]
-    best = evaluate(c, planned, occ, cub, margins)[0]
-    print("as committed: score %.1f (within 5%% less %g per point under 0.98x)" % (best, LOSS_WEIGHT))
-    for _ in range(3):
-        for name in names:
-            for v in grid:
-                trial = dict(c, **{name: v})
-                s = evaluate(trial, planned, occ, cub, margins)[0]
-                if s > best:
-                    best, c = s, trial
+    print("as committed: score %.1f (within 5%% less %g per point under 0.98x)" % (
+        evaluate(c, planned, occ, cub, margins)[0], LOSS_WEIGHT))
+    best, c = coordinate_search(c, {name: grid for name in names},
+                                lambda trial: evaluate(trial, planned, occ, cub, margins)[0])
     _, fitted = evaluate(c, planned, occ, cub, margins)
     print("32-token rates (score %.1f): %s" % (best, ", ".join("%s=%g" % (k, c[k]) for k in names)))
     print("tgv cta_n=32: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % tuple(fitted[32]))
@@ -493,14 +496,7 @@ def main():
                  split_us=[0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0], per_rank_us=[0, 0.05, 0.1, 0.2, 0.3, 0.5],
                  wave_us=[0, 1, 2, 2.5, 3, 4, 6], part_factor=[0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0])
     cub = fit_cublas(points, a.cublas_column)
-    best = evaluate(c, points, occ, cub)[0]
-    for _ in range(4):  # coordinate search: each constant over its grid, the others held
-        for name, grid in grids.items():
-            for v in grid:
-                trial = dict(c, **{name: v})
-                s = evaluate(trial, points, occ, cub)[0]
-                if s > best:
-                    best, c = s, trial
+    _, c = coordinate_search(c, grids, lambda trial: evaluate(trial, points, occ, cub)[0], rounds=4)
     print("ranking constants: " + ", ".join("%s=%g" % kv for kv in c.items()))
     _, prices = evaluate(c, points, occ, cub)
     for cta_n, p in prices.items():
