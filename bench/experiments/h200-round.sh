@@ -78,6 +78,9 @@
 #           stream-K, K-group and paced GPU tests (TEST_FILTER); CORPUS=1 adds the
 #           untuned corpus back to back. Carry bin/libtgv_gemm.so, bin/tgv_gpu_tests,
 #           bin/tgv-bench and python/.
+#   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
+#           against cuBLASLt in one run: cublas_vs_torch.py on the points that ran under
+#           0.98x torch most often, then the corpus back to back with each (~250 s).
 set -u
 c=build-gpu/carry; o=${OUT:-/tmp}/r; mkdir -p $o
 export PYTHONUNBUFFERED=1
@@ -398,6 +401,24 @@ elif [ "${PART:-1}" = 19 ]; then
     echo "corpus b2b rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor|rror" $o/corpus-b2b.log | head -8
     gzip -f $o/corpus-b2b.csv
   fi
+elif [ "${PART:-1}" = 20 ]; then
+  # Our cuBLAS path through legacy cuBLAS (cublasGemmEx, torch's own call) against
+  # cuBLASLt (the default), same run (perf-notes §42's closing note): the points
+  # where backend=cublas ran under 0.98x torch in 3+ of the sixth session's eight
+  # H100 corpus runs, each API twice, alternated; then the corpus back to back
+  # with TGV_CUBLAS_API=legacy and with lt.
+  for api in lt legacy lt legacy; do
+    echo "### TGV_CUBLAS_API=$api"
+    "${py[@]}" TGV_CUBLAS_API=$api timeout 40 python3 bench/experiments/cublas_vs_torch.py --replays 5 --m 2 8 64 \
+      --shapes 128x16384 21504x5376 128256x4096 128000x4608 7168x2048 5760x2880 360x2880 512x2880 2>&1 | grep -v "^#"
+  done > $o/cublas-api.txt 2>&1
+  grep -E "^###|geomean|min" $o/cublas-api.txt | head -24
+  for api in legacy lt; do
+    "${py[@]}" TGV_CUBLAS_API=$api timeout ${CORPUS_S:-170} python3 bench/python/corpus_bench.py \
+      --tgv-bench $c/bin/tgv-bench --csv $o/corpus-b2b-$api.csv > $o/corpus-b2b-$api.log 2>&1
+    echo "corpus TGV_CUBLAS_API=$api rc=$?"; grep -E "^\| (auto|cublas|tgv) " $o/corpus-b2b-$api.log | head -4
+  done
+  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
