@@ -88,6 +88,8 @@ struct WideRate {
   double gbps;
 };
 constexpr WideRate kSm90Rate64Tokens[] = {{64, 64, 100}, {64, 128, 50}, {128, 64, 10}, {128, 128, 20}};
+constexpr double kSplitUs64Tokens = 0.0;
+constexpr double kPerRankUs64Tokens = 0.5;
 
 // On an H100 the 32-token tile (M 17-32) ranks by rates of its own, fitted to
 // the M = 32 points of its sweep of every candidate (223 weights, splits 1-8,
@@ -105,8 +107,6 @@ constexpr Rate kH100Rate32Tokens[] = {
     {64, 64, 1, 10}, {64, 64, 2, 100}, {64, 128, 1, 60}, {64, 128, 2, 10}, {128, 64, 1, 120}, {128, 128, 1, 20},
 };
 constexpr double kH100Rate32TokensMinBytes = 8e6;
-constexpr double kSplitUs64Tokens = 0.0;
-constexpr double kPerRankUs64Tokens = 0.5;
 
 struct Price {
   int32_t cta_n;
