@@ -11,7 +11,9 @@ pick lands within 5% of the measured best, with the misses.
   python3 scripts/fit_cost_model.py --peak-gbps 3352 --prices src/plan/cost_model.cpp \
       docs/data/2026-12-06-h100-b/sweep.csv.gz
 
-The model (the same arithmetic as cost_model.cpp; keep them in step; on an
+The model (the same arithmetic as cost_model.cpp; keep them in step:
+scripts/check_model_sync.py, a ctest, compares the two picks on the committed
+sweeps; on an
 H100 the 64-token tile has rates, split costs and a price of its own, fitted
 with --wide, the tiles of <= 32 tokens prices of their own, fitted with
 --prices, and those of <= 16 no partial-grid factor):
@@ -192,15 +194,47 @@ MARGIN_LARGE_M = 0.10
 CUBLAS_COLUMN = "torch"
 
 
+# cost_model.cpp's stream_k_evens_waves (perf-notes §41): a split-1 pick of a
+# plain call of <= STREAM_K_MAX_TOKENS tokens runs as stream-K where its tiles
+# are under STREAM_K_SHORT_ROW_COLS columns or its grid is under three waves
+# with a last wave at most STREAM_K_LAST_WAVE_SHARE of the SMs; its prediction
+# against cuBLASLt's is split 1's x STREAM_K_GAIN. cpp_model reads them.
+STREAM_K = dict(short_row_cols=1536, last_wave_share=0.43, max_tokens=32, gain=0.96)
+STREAM_K_MAX_TILES = 1 << 16  # tactics.hpp's kStreamKMaxTiles
+STREAM_K_MAX_TILE_FLOATS = 128 * 64  # kStreamKMaxTileFloats
+
+
+def stream_k_evens_waves(key, cand):
+    n, k, m = key
+    cta_m, cta_n, cta_k, split = cand
+    tiles = ceil_div(n, cta_m) * ceil_div(m, cta_n)
+    if split != 1 or cta_n > STREAM_K["max_tokens"] or tiles <= SMS or tiles > STREAM_K_MAX_TILES:
+        return False
+    if cta_m * cta_n > STREAM_K_MAX_TILE_FLOATS or min(SMS, tiles * ceil_div(k, cta_k) // 4) < 2:
+        return False
+    if ceil_div(k, cta_k) * cta_k < STREAM_K["short_row_cols"]:
+        return True
+    last = tiles % SMS
+    return tiles < 3 * SMS and 0 < last <= STREAM_K["last_wave_share"] * SMS
+
+
 def decide(c, key, d, occ, prices, cub, margins=(MARGIN_SMALL_M, MARGIN_LARGE_M)):
     """The model's choice for one point: ("cublas", us) or (candidate, us); a
-    cuBLASLt pick costs the time of the column its price was fitted to."""
+    cuBLASLt pick costs the time of the column its price was fitted to. A
+    split-1 pick that stream_k_evens_waves makes stream-K costs the sweep's
+    stream-K time where it has one, else split 1's."""
     n, k, m = key
     cand = pick_tgv(c, key, d, occ)
     pred_tgv = float(np.dot(prices[cand[1]], [1.0, tgv_body(c, *key, cand, occ), floor_us(n, k)]))
+    stream_k = stream_k_evens_waves(key, cand)
+    if stream_k:
+        pred_tgv *= STREAM_K["gain"]
     margin = margins[0] if m <= 32 else margins[1]
     if CUBLAS_COLUMN in d and cublas_time(nearest_m(cub, m), n, k, m) < pred_tgv * (1 + margin):
         return "cublas", d[CUBLAS_COLUMN]
+    if stream_k:
+        sk = cand[:3] + (-1,)
+        return sk, d["tgv"].get(sk, d["tgv"][cand])
     return cand, d["tgv"][cand]
 
 
@@ -265,6 +299,9 @@ def cpp_model(path, gpu="H200"):
         return float(re.search(r"constexpr double %s = ([0-9.e]+);" % name, src).group(1))
 
     body = lambda name: src[src.index(name):src.index("};", src.index(name))]
+    for key, name in (("short_row_cols", "kStreamKShortRowCols"), ("last_wave_share", "kStreamKLastWaveShare"),
+                      ("max_tokens", "kStreamKMaxTokens"), ("gain", "kStreamKGain")):
+        STREAM_K[key] = float(re.search(r"constexpr \w+ %s = ([0-9.e]+);" % name, src).group(1))
     c = {"rate_%s_%s_%s" % m[:3]: float(m[3])
          for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["rate"]))}
     c.update(split_us=const(names["split"]), per_rank_us=const(names["rank"]), wave_us=const(names["wave"]),
