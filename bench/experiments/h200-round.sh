@@ -78,6 +78,8 @@
 #           stream-K, K-group and paced GPU tests (TEST_FILTER); CORPUS=1 adds the
 #           untuned corpus back to back. Carry bin/libtgv_gemm.so, bin/tgv_gpu_tests,
 #           bin/tgv-bench and python/.
+#   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
+#           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
 #           against cuBLASLt in one run: cublas_vs_torch.py on the points that ran under
 #           0.98x torch most often, then the corpus back to back with each (~250 s).
@@ -417,6 +419,22 @@ elif [ "${PART:-1}" = 20 ]; then
     "${py[@]}" TGV_CUBLAS_API=$api timeout ${CORPUS_S:-170} python3 bench/python/corpus_bench.py \
       --tgv-bench $c/bin/tgv-bench --csv $o/corpus-b2b-$api.csv > $o/corpus-b2b-$api.log 2>&1
     echo "corpus TGV_CUBLAS_API=$api rc=$?"; grep -E "^\| (auto|cublas|tgv) " $o/corpus-b2b-$api.log | head -4
+  done
+  gzip -f $o/*.csv
+elif [ "${PART:-1}" = 21 ]; then
+  # Our kernel's run-to-run spread with the W producer's pacing as planned and off
+  # (perf-notes §39: on the H200 two graphs of one plan disagreed by 0.93-1.06, the
+  # paced plans more often). On a build with w-lead-override.patch applied: the
+  # corpus back to back as planned, then with TGV_EXP_W_LEAD=0, each run's spread
+  # by scripts/same_plan_spread.py, twice.
+  for r in 1 2; do
+    for lead in planned 0; do
+      e=; [ $lead = 0 ] && e=TGV_EXP_W_LEAD=0
+      "${py[@]}" $e timeout ${CORPUS_S:-120} python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
+        --csv $o/corpus-lead-$lead-$r.csv > $o/corpus-lead-$lead-$r.log 2>&1
+      echo "corpus W lead $lead round $r rc=$?"; grep -E "^\| auto " $o/corpus-lead-$lead-$r.log
+      python3 scripts/same_plan_spread.py $o/corpus-lead-$lead-$r.csv | tail -2
+    done
   done
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
