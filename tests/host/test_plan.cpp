@@ -655,6 +655,28 @@ TEST(Plan, StreamKAskedFor) {
                      TGV_ERROR_NOT_SUPPORTED, ""));
 }
 
+// Auto's own stream-K (perf-notes §41): on an H100, 18432 x 4608 at M = 4 (288
+// tiles of 64 rows, 24 in the third wave) and gemma3-1b's lm_head (nine K
+// blocks a tile) plan stream-K over every SM with the library's stream-K ring;
+// the same call with an explicit split 1, at 64 tokens, or on whole waves
+// plans split 1.
+TEST(Plan, AutoTakesStreamKForAThinLastWaveOrShortTiles) {
+  for (const GemmDesc& g : {desc(4, 18432, 4608), desc(1, 262144, 1152)}) {
+    const Plan p = plan(g, options(TGV_BACKEND_AUTO), kH100);
+    ASSERT_EQ(p.backend, TGV_BACKEND_TGV) << g.n;
+    EXPECT_EQ(p.split_k, kSplitKStream) << g.n;
+    EXPECT_EQ(p.stream_k_ctas, 132) << g.n;
+    const Tactic& t = tactic(p.tactic);
+    EXPECT_EQ(p.stages, sm90_plan_stages(g, t, kSplitKStream, kH100)) << g.n;
+    EXPECT_LE(sm90_smem_bytes(t, p.stages, kSplitKStream), kH100.smem_optin_bytes) << g.n;
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_AUTO, -1, 1), kH100).split_k, 1) << g.n;
+    // The tgv backend plans the same on either GPU: the rule is the model's, not a price.
+    EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV), kH200).split_k, kSplitKStream) << g.n;
+  }
+  EXPECT_NE(plan(desc(64, 13824, 1152), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+  EXPECT_NE(plan(desc(1, 28672, 4096), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+}
+
 // A tuning file's stream-K entry is used where stream-K can run the shape,
 // and falls back to the cost model where it cannot.
 TEST(Plan, TunedStreamKEntry) {
@@ -694,7 +716,9 @@ TEST(Plan, AutoCountsCublasEpilogueKernel) {
         EXPECT_EQ(cublas_epilogue_extra_us(gp, kH200), 0.0);
         EXPECT_GT(cublas_epilogue_extra_us(gg, kH200), 0.0);
         const Plan a = plan(gp, options(TGV_BACKEND_AUTO), kH200), b = plan(gg, options(TGV_BACKEND_AUTO), kH200);
-        if (a.backend == TGV_BACKEND_TGV) EXPECT_EQ(b.backend, TGV_BACKEND_TGV) << m << " " << n << " " << k;
+        if (a.backend == TGV_BACKEND_TGV) {
+          EXPECT_EQ(b.backend, TGV_BACKEND_TGV) << m << " " << n << " " << k;
+        }
         tgv_only_fused += a.backend == TGV_BACKEND_CUBLAS && b.backend == TGV_BACKEND_TGV;
       }
   EXPECT_GT(tgv_only_fused, 0);
