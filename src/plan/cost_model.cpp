@@ -215,6 +215,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches.
 int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
 
+// The bytes of W (bf16 or fp16) a call streams: every batch's.
+double weight_bytes(const GemmDesc& g) { return 2.0 * double(g.n) * double(g.k) * double(g.l); }
+
 // The device's bandwidth relative to the GPU the constants were fitted on.
 double bandwidth_scale(const DeviceInfo& dev) {
   return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / kPeakHbmGbps : 1.0;
@@ -232,12 +235,12 @@ const Price& price_for(int32_t cta_n, const DeviceInfo& dev) {
 
 // kSm90Rate's entry for tactic t (the nearest geometry: a tactic outside the
 // fitted ones takes the rate of its rows and K block, one group).
-double sm90_rate_gbps(const Tactic& t, int32_t k_groups, double weight_bytes, const DeviceInfo& dev) {
+double sm90_rate_gbps(const Tactic& t, int32_t k_groups, double w_bytes, const DeviceInfo& dev) {
   if (wide_constants(t.cta_n, dev))
     for (const WideRate& r : kSm90Rate64Tokens)
       if (r.cta_m == t.cta_m && r.cta_k == t.cta_k) return r.gbps;
   const int32_t groups = sm90_tile_has_k_groups(t.cta_m, t.cta_n) ? k_groups : 1;
-  if (t.cta_n == 32 && priced_as_h100(dev) && weight_bytes >= kH100Rate32TokensMinBytes)
+  if (t.cta_n == 32 && priced_as_h100(dev) && w_bytes >= kH100Rate32TokensMinBytes)
     for (const Rate& r : kH100Rate32Tokens)
       if (r.cta_m == t.cta_m && r.cta_k == t.cta_k && r.k_groups == groups) return r.gbps;
   const Rate* best = nullptr;
@@ -255,8 +258,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   const int64_t tiles = tiles_of(g, t);
   const int64_t k_blocks = ceil_div(g.k, t.cta_k);
   const double hbm = kHbmGbps * bandwidth_scale(dev);
-  const double sm_gbps =  // stream-K: one group
-      sm90_rate_gbps(t, sm90_k_groups(g, t, split), 2.0 * double(g.n) * double(g.k) * double(g.l), dev);
+  const double sm_gbps = sm90_rate_gbps(t, sm90_k_groups(g, t, split), weight_bytes(g), dev);  // stream-K: one group
   auto stream_us = [&](double bytes_per_cta, int64_t active) {  // bytes per ns -> us
     return bytes_per_cta / std::min(sm_gbps * bandwidth_scale(dev), hbm / double(active)) * 1e-3;
   };
@@ -339,7 +341,7 @@ int32_t resident_clusters(const DeviceInfo& dev, int32_t size) {
 
 double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
   const Price& p = price_for(t.cta_n, dev);
-  const double floor_us = 2.0 * double(g.n) * double(g.k) * double(g.l) / (kHbmGbps * bandwidth_scale(dev)) * 1e-3;
+  const double floor_us = weight_bytes(g) / (kHbmGbps * bandwidth_scale(dev)) * 1e-3;
   return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
 }
 
@@ -363,7 +365,7 @@ double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev) {
   for (const CublasPrice& c : kCublasPrice)
     if (std::fabs(std::log(double(c.m) / double(g.m))) < std::fabs(std::log(double(best->m) / double(g.m))))
       best = &c;
-  const double bytes = 2.0 * double(g.n) * double(g.k) * double(g.l);
+  const double bytes = weight_bytes(g);
   const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * double(g.l);
   const double us = best->fixed_us + bytes / (best->gbps * bandwidth_scale(dev)) * 1e-3 + flops / best->tflops * 1e-6;
   const bool misaligned = (g.out.ld * 2) % 16 != 0 || reinterpret_cast<uintptr_t>(g.out.ptr) % 16 != 0;
