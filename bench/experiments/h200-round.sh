@@ -128,6 +128,15 @@ stress() {
     > $o/stress-$name.txt 2>&1
   echo "$name rc=$?: $(grep -v CUDAEvent $o/stress-$name.txt | grep -E '^[0-9]+x' | tail -1)"
 }
+# The untuned corpus back to back (bench/python/corpus_bench.py, torch beside
+# it) under its own timeout: name (files $o/corpus-NAME.csv and .log), seconds,
+# env (VAR=value words, or ""), then corpus_bench.py's own arguments.
+corpus() {
+  local name=$1 s=$2 e=$3; shift 3
+  "${py[@]}" $e timeout $s python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench "$@" \
+    --csv $o/corpus-$name.csv > $o/corpus-$name.log 2>&1
+  echo "corpus $name rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor|rror" $o/corpus-$name.log | head -8
+}
 # PART=14 and 16: a split_stress run in the background; one still running past
 # its time (STRESS_S + 25 s) is hung, and cuda-gdb attaches to it and lists the
 # resident kernels, blocks and warps (PC, SASS); a fault leaves a lightweight
@@ -194,9 +203,7 @@ elif [ "${PART:-1}" = 6 ]; then
   chain_ab
   for L in B A; do
     lib=$c/bin/libtgv_gemm.so; [ $L = A ] && lib=/tmp/var/A/libtgv_gemm.so
-    "${py[@]}" TGV_GEMM_LIBRARY=$lib timeout ${CORPUS_S:-200} python3 bench/python/corpus_bench.py \
-      --tgv-bench $c/bin/tgv-bench --csv $o/corpus-b2b-$L.csv > $o/corpus-b2b-$L.log 2>&1
-    echo "corpus $L rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-b2b-$L.log | head -6
+    corpus b2b-$L ${CORPUS_S:-200} TGV_GEMM_LIBRARY=$lib
   done
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 7 ]; then
@@ -398,9 +405,7 @@ elif [ "${PART:-1}" = 19 ]; then
     --gtest_filter="${TEST_FILTER:-*TgvSplitK*:*TgvStreamK*:*TgvKGroup*:*TgvPaced*:*EpilogueStreamK*}" > $o/split-tests.txt 2>&1
   echo "split tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/split-tests.txt | tr '\n' ' ')"
   if [ "${CORPUS:-0}" = 1 ]; then  # the untuned corpus back to back, split-K plans and all
-    "${py[@]}" timeout ${CORPUS_S:-200} python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
-      --csv $o/corpus-b2b.csv > $o/corpus-b2b.log 2>&1
-    echo "corpus b2b rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor|rror" $o/corpus-b2b.log | head -8
+    corpus b2b ${CORPUS_S:-200} ""
     gzip -f $o/corpus-b2b.csv
   fi
 elif [ "${PART:-1}" = 20 ]; then
@@ -416,9 +421,7 @@ elif [ "${PART:-1}" = 20 ]; then
   done > $o/cublas-api.txt 2>&1
   grep -E "^###|geomean|min" $o/cublas-api.txt | head -24
   for api in legacy lt; do
-    "${py[@]}" TGV_CUBLAS_API=$api timeout ${CORPUS_S:-170} python3 bench/python/corpus_bench.py \
-      --tgv-bench $c/bin/tgv-bench --csv $o/corpus-b2b-$api.csv > $o/corpus-b2b-$api.log 2>&1
-    echo "corpus TGV_CUBLAS_API=$api rc=$?"; grep -E "^\| (auto|cublas|tgv) " $o/corpus-b2b-$api.log | head -4
+    corpus b2b-$api ${CORPUS_S:-170} TGV_CUBLAS_API=$api
   done
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 21 ]; then
@@ -430,9 +433,7 @@ elif [ "${PART:-1}" = 21 ]; then
   for r in 1 2; do
     for lead in planned 0; do
       e=; [ $lead = 0 ] && e=TGV_EXP_W_LEAD=0
-      "${py[@]}" $e timeout ${CORPUS_S:-120} python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench \
-        --csv $o/corpus-lead-$lead-$r.csv > $o/corpus-lead-$lead-$r.log 2>&1
-      echo "corpus W lead $lead round $r rc=$?"; grep -E "^\| auto " $o/corpus-lead-$lead-$r.log
+      corpus lead-$lead-$r ${CORPUS_S:-120} "$e"
       python3 scripts/same_plan_spread.py $o/corpus-lead-$lead-$r.csv | tail -2
     done
   done
@@ -445,9 +446,7 @@ else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do
     flag=; [ $mode = iso ] && flag=--isolated
-    "${py[@]}" timeout 170 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench $flag --csv $o/corpus-$mode.csv \
-      > $o/corpus-$mode.log 2>&1
-    echo "corpus $mode rc=$?"; grep -E "^\| (auto|cublas|tgv) |floor" $o/corpus-$mode.log | head -6
+    corpus $mode 170 "" $flag
   done
   [ "${E2E:-1}" = 1 ] && e2e 200
   gzip -f $o/*.csv
