@@ -720,6 +720,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < T::kAccRegs; i += 4)
           push_v4(mine + i, split_bar, 0, acc[i], acc[i + 1], acc[i + 2], acc[i + 3]);
+        // No one reads this CTA's shared memory: it may exit while its pushes land.
         if (threadIdx.x == 128) hooks.point(kTraceExit);
         return;
       }
