@@ -16,7 +16,6 @@ Exit 0 when every pick agrees, 1 otherwise (the disagreements listed), 77
 
 import argparse
 import os
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,6 +39,7 @@ def main():
         return 77
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import fit_cost_model as F
+    from emulate_corpus import plans
 
     cpp = os.path.join(ROOT, "src/plan/cost_model.cpp")
     occ = F.load_occupancy(os.path.join(ROOT, "bench/experiments/data/cluster-occupancy-h200.txt"))
@@ -50,14 +50,10 @@ def main():
         prices[256] = prices[max(prices)]
         planned = F.library_points(F.load([sweep], occ), cpp)
         keys = [k for k, d in planned.items() if d["tgv"] and F.CUBLAS_COLUMN in d]
-        out = subprocess.run([a.plan_bin, "--gpu", gpu], input="".join("%d %d %d\n" % k for k in keys),
-                             capture_output=True, text=True, check=True).stdout
         library = {}
-        for line in out.splitlines():
-            if not line.startswith("#"):
-                v = line.split()
-                plan = tuple(map(int, v[5:9]))  # the tgv backend's plan, printed whatever auto picks
-                library[tuple(map(int, v[:3]))] = ("cublas" if v[3] == "cublas" else plan, plan)
+        for key, (auto, _, *tile_split) in plans(a.plan_bin, gpu, keys, full=True).items():
+            plan = tuple(tile_split)  # the tgv backend's plan, printed whatever auto picks
+            library[key] = ("cublas" if auto == "cublas" else plan, plan)
         wrong, apart = [], 0
         for key in keys:
             pick, plan = library[key]

@@ -21,8 +21,9 @@ import collections
 import csv
 import gzip
 import math
-import subprocess
 import sys
+
+from emulate_corpus import plans
 
 
 def main():
@@ -40,14 +41,9 @@ def main():
     us = lambda r: float(r["chain_us"] if "chain_us" in r else r["us"])  # noqa: E731
     geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")  # noqa: E731
     for plan_bin in a.plan_bin or ["build/tools/tgv-plan"]:
-        out = subprocess.run([plan_bin, "--gpu", a.gpu], input="".join("%d %d %d\n" % k for k in keys),
-                             capture_output=True, text=True, check=True).stdout
         picks, unmeasured, routes = [], 0, collections.Counter()
-        for line in out.splitlines():
-            if line.startswith("#"):
-                continue
-            v = line.split()
-            key, auto, tactic, split = tuple(map(int, v[:3])), v[3], v[4], v[8]
+        for key, (auto, tactic, split) in sorted(plans(plan_bin, a.gpu, keys).items()):
+            tactic, split = str(tactic), str(split)  # as the sweep's CSV spells them
             rows = by[key]
             torch = [us(r) for r in rows if r["cand"] == "torch"]
             if not torch:
