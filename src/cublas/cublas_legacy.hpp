@@ -8,8 +8,10 @@
 // and within 1 ulp of the fp32 sum, as on the cuBLASLt path.
 //
 // Which API serves a call is TGV_CUBLAS_API (read at each call: the tests and
-// bench/experiments/cublas_algo_log.py switch it in one process): "lt" (the
-// default) or "legacy". Not yet run on a GPU.
+// bench/experiments/cublas_algo_log.py switch it in one process): "legacy" (the
+// default since an H100 corpus run of both, perf-notes §43: points of
+// backend=cublas under 0.98x torch 15 -> 8, the small-N M <= 2 ones that
+// cuBLASLt lost in every run gone; the rest are the two graphs' noise) or "lt".
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,7 +26,7 @@ namespace tgv::detail {
 enum class CublasApi { Lt, Legacy };
 
 // Without TGV_CUBLAS_API (or with a value not listed).
-inline constexpr CublasApi kDefaultCublasApi = CublasApi::Lt;
+inline constexpr CublasApi kDefaultCublasApi = CublasApi::Legacy;
 
 // The API $TGV_CUBLAS_API names: nullptr or "" -> the default; "lt" / "legacy"
 // (any case); anything else -> the default, and *unknown set (for one warning).
