@@ -45,7 +45,6 @@ def main():
     occ = F.load_occupancy(os.path.join(ROOT, "bench/experiments/data/cluster-occupancy-h200.txt"))
     failed = 0
     for gpu, sweep in a.gpu or sorted(SWEEPS.items()):
-        F.SCALE = PEAK_GBPS[gpu] / F.H200_PEAK_GBPS
         _, (c, prices, cub, margins, _) = F.committed_fit(cpp, PEAK_GBPS[gpu])
         prices[256] = prices[max(prices)]
         planned = F.library_points(F.load([sweep], occ), cpp)
