@@ -419,7 +419,8 @@ elif [ "${PART:-1}" = 20 ]; then
     "${py[@]}" TGV_CUBLAS_API=$api timeout 40 python3 bench/experiments/cublas_vs_torch.py --replays 5 --m 2 8 64 \
       --shapes 128x16384 21504x5376 128256x4096 128000x4608 7168x2048 5760x2880 360x2880 512x2880 2>&1 | grep -v "^#"
   done > $o/cublas-api.txt 2>&1
-  grep -E "^###|geomean|min" $o/cublas-api.txt | head -24
+  # Each run's points under 0.98x and its summary (per M and all): what it found.
+  grep -E "^###|below 0.98|< 0.98|^ +(all|[0-9]+) +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+$" $o/cublas-api.txt | head -32
   for api in legacy lt; do
     corpus b2b-$api ${CORPUS_S:-170} TGV_CUBLAS_API=$api
   done
