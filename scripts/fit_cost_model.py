@@ -200,17 +200,18 @@ CUBLAS_COLUMN = "torch"
 # with a last wave at most STREAM_K_LAST_WAVE_SHARE of the SMs; its prediction
 # against cuBLASLt's is split 1's x STREAM_K_GAIN. cpp_model reads them.
 STREAM_K = dict(short_row_cols=1536, last_wave_share=0.43, max_tokens=32, gain=0.96)
-STREAM_K_MAX_TILES = 1 << 16  # tactics.hpp's kStreamKMaxTiles
-STREAM_K_MAX_TILE_FLOATS = 128 * 64  # kStreamKMaxTileFloats
+# src/tactics/tactics.hpp's limits of a stream-K grid (cpp_model reads them too).
+STREAM_K_LIMITS = dict(max_tiles=1 << 16, max_tile_floats=128 * 64, min_iters_per_cta=4)
 
 
 def stream_k_evens_waves(key, cand):
     n, k, m = key
     cta_m, cta_n, cta_k, split = cand
     tiles = ceil_div(n, cta_m) * ceil_div(m, cta_n)
-    if split != 1 or cta_n > STREAM_K["max_tokens"] or tiles <= SMS or tiles > STREAM_K_MAX_TILES:
+    if split != 1 or cta_n > STREAM_K["max_tokens"] or tiles <= SMS or tiles > STREAM_K_LIMITS["max_tiles"]:
         return False
-    if cta_m * cta_n > STREAM_K_MAX_TILE_FLOATS or min(SMS, tiles * ceil_div(k, cta_k) // 4) < 2:
+    if (cta_m * cta_n > STREAM_K_LIMITS["max_tile_floats"]
+            or min(SMS, tiles * ceil_div(k, cta_k) // STREAM_K_LIMITS["min_iters_per_cta"]) < 2):
         return False
     if ceil_div(k, cta_k) * cta_k < STREAM_K["short_row_cols"]:
         return True
@@ -302,6 +303,11 @@ def cpp_model(path, gpu="H200"):
     for key, name in (("short_row_cols", "kStreamKShortRowCols"), ("last_wave_share", "kStreamKLastWaveShare"),
                       ("max_tokens", "kStreamKMaxTokens"), ("gain", "kStreamKGain")):
         STREAM_K[key] = float(re.search(r"constexpr \w+ %s = ([0-9.e]+);" % name, src).group(1))
+    tactics = open(os.path.join(os.path.dirname(path), "..", "tactics", "tactics.hpp")).read()
+    for key, name in (("max_tiles", "kStreamKMaxTiles"), ("max_tile_floats", "kStreamKMaxTileFloats"),
+                      ("min_iters_per_cta", "kStreamKMinItersPerCta")):
+        expr = re.search(r"constexpr int64_t %s = ([0-9 *<]+);" % name, tactics).group(1)
+        STREAM_K_LIMITS[key] = int(eval(expr, {"__builtins__": {}}))  # an integer literal, a product or a shift
     c = {"rate_%s_%s_%s" % m[:3]: float(m[3])
          for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["rate"]))}
     c.update(split_us=const(names["split"]), per_rank_us=const(names["rank"]), wave_us=const(names["wave"]),
