@@ -95,6 +95,9 @@ check() {
   TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} \
     bash $c/gpu-check.sh > $o/check.txt 2>&1
   echo "check rc=$?"; grep -E "^=== .*(FAILED|skipped)|tests ran|PASSED|FAILED|SUMMARY|passed|all steps" $o/check.txt | head -30
+  grep -hE "^\[==========\] .* ran|^\[  PASSED  \]" $o/check/gpu-tests.log 2>/dev/null | head -2
+  # gpu-check.sh's logs as one file: the device tool returns only a few files per call.
+  tar czf $o/check-logs.tgz -C $o check && rm -rf $o/check
 }
 # The Hugging Face decode step, untuned, on this build's library.
 e2e() {
