@@ -89,7 +89,7 @@ export PYTHONUNBUFFERED=1
 untuned=/nonexistent/tgv-untuned.json
 # The Python benches untuned, on this build's library.
 py=(env TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python)
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
+nvidia-smi --query-gpu=name,uuid,vbios_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
 # The GPU suite and the example (gpu-check.sh), pytest and the sanitizers unless PYTEST=0 / SANITIZE=0.
 check() {
   TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} \

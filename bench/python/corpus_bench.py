@@ -313,6 +313,12 @@ def summarize(rows, floor_kind, out):
         v = [r[b + "_us"] / r["floor_us"] for r in big if r[b + "_us"]]
         if v:
             print("| %s | %d | %.3fx | %.3fx | %.3fx |" % (b, len(v), statistics.median(v), min(v), max(v)), file=out)
+    # H100s of one peak bandwidth stream at two rates (~2920 and ~3070 GB/s, perf-notes
+    # §44) and our kernel trails the floor more on the faster: compare runs of one rate.
+    large = [r["weight_mb"] * 1e3 / r["floor_us"] for r in rows if r["weight_mb"] >= 64 and r["floor_us"]]
+    if large:
+        print("\nstream floor on weights >= 64 MB: median %.0f GB/s over %d points (%s)"
+              % (statistics.median(large), len(large), floor_kind), file=out)
     warm = sum(1 for r in rows if r["rotation_mb"] * 1e6 < 2 * r["l2_bytes"])
     if warm:
         print("\nnote: %d points rotate < 2x L2 of weight copies (weights < %.2f MB at %d copies): partly L2-warm."
