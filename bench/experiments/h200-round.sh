@@ -78,6 +78,11 @@
 #           stream-K, K-group and paced GPU tests (TEST_FILTER); CORPUS=1 adds the
 #           untuned corpus back to back. Carry bin/libtgv_gemm.so, bin/tgv_gpu_tests,
 #           bin/tgv-bench and python/.
+#   PART=22: the persistent whole-tile schedule (perf-notes §44), on a build with
+#           bench/experiments/persistent-schedule.patch applied (scripts/build-gpu.sh,
+#           then bench/experiments/row-segments.sh; ~350 s): the stream-K GPU tests run
+#           persistent, the eleven layer shapes of isolated.py at M 1, 16 as split 1 and
+#           persistent, the chain with auto's many-tile split-1 plans persistent and not.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -441,6 +446,31 @@ elif [ "${PART:-1}" = 21 ]; then
       python3 scripts/same_plan_spread.py $o/corpus-lead-$lead-$r.csv | tail -2
     done
   done
+  gzip -f $o/*.csv
+elif [ "${PART:-1}" = 22 ]; then
+  # The persistent whole-tile schedule (perf-notes §44) on a build with
+  # persistent-schedule.patch applied, meant for an H200 or a faster-class H100
+  # (the corpus summary's floor ~3070 GB/s): the stream-K GPU tests run persistent
+  # (TGV_EXP_PERSIST=2, their results checked as ever); the large layer weights,
+  # split 1 against stream-K run persistent (one CTA per SM, whole tiles), back to
+  # back; the chain with auto's split-1 plans of > SMs tiles persistent and as
+  # planned, alternated; row segments and the stream floor beside.
+  TGV_EXP_PERSIST=2 timeout 120 $c/bin/tgv_gpu_tests --gtest_filter='*TgvStreamK*:*EpilogueStreamK*' \
+    > $o/persist-tests.txt 2>&1
+  echo "persistent stream-K tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/persist-tests.txt | tr '\n' ' ')"
+  "${py[@]}" TGV_EXP_PERSIST=2 timeout 200 python3 bench/experiments/isolated.py --m 1,16 --splits 1,-1 --stages 0 \
+    --replays 5 --chain-only --all --csv $o/persist-sweep.csv > $o/persist-sweep.log 2>&1
+  echo "sweep rc=$?"; grep -E "^[0-9]+ [0-9]+ [0-9]+ \|" $o/persist-sweep.log | head -24
+  for r in 1 2; do
+    for e in off on; do
+      env=; [ $e = on ] && env="TGV_EXP_PERSIST=2 TGV_EXP_PERSIST_AUTO=1"
+      echo "### chain persistent $e round $r"
+      env $env TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/persist-chain.txt
+  for shape in "28672 4096" "8448 4096"; do
+    timeout 60 $c/bin/row-segments $shape
+  done 2>&1 | tee $o/row-segments.txt
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
