@@ -83,6 +83,11 @@
 #           then bench/experiments/row-segments.sh; ~350 s): the stream-K GPU tests run
 #           persistent, the eleven layer shapes of isolated.py at M 1, 16 as split 1 and
 #           persistent, the chain with auto's many-tile split-1 plans persistent and not.
+#   PART=23: pacing as planned, off, and on the first wave only (perf-notes §44), on a
+#           build with bench/experiments/pace-first-wave.patch applied (~450 s): the paced
+#           and PDL GPU tests in each mode, the chain alternated, six layer weights
+#           at M 1, 16 (split 1, 2; back to back and between kernels; multi-wave grids:
+#           28672 and 14336 rows at M = 1, the split-2 plans).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -471,6 +476,29 @@ elif [ "${PART:-1}" = 22 ]; then
   for shape in "28672 4096" "8448 4096"; do
     timeout 60 $c/bin/row-segments $shape
   done 2>&1 | tee $o/row-segments.txt
+  gzip -f $o/*.csv
+elif [ "${PART:-1}" = 23 ]; then
+  # Pacing only the first wave (perf-notes §44), on a build with
+  # pace-first-wave.patch applied: the paced GPU tests in each mode, then the chain
+  # and six layer weights (back to back and between spacer kernels, split 1
+  # and 2) with pacing as planned, off, and on the first wave only, alternated.
+  modes=("planned:" "off:TGV_EXP_W_LEAD=0" "first:TGV_EXP_PACE_FIRST_WAVE=1")
+  for md in "${modes[@]}"; do
+    env ${md#*:} timeout 100 $c/bin/tgv_gpu_tests --gtest_filter='*TgvPaced*:*TgvTactic*/0:*Pdl*' \
+      > $o/pace-tests-${md%%:*}.txt 2>&1
+    echo "tests ${md%%:*} rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/pace-tests-${md%%:*}.txt | tr '\n' ' ')"
+  done
+  for r in 1 2; do
+    for md in "${modes[@]}"; do
+      echo "### chain ${md%%:*} round $r"
+      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/pace-chain.txt
+  for md in "${modes[@]}"; do
+    "${py[@]}" ${md#*:} timeout ${ISO_S:-90} python3 bench/experiments/isolated.py --m 1,16 --splits 1,2 --stages 0 \
+      --shapes 28672:4096,14336:4096,4096:14336,8192:3584,7168:8192,6144:4096 --replays 5 --csv $o/pace-iso-${md%%:*}.csv > $o/pace-iso-${md%%:*}.log 2>&1
+    echo "isolated ${md%%:*} rc=$?"; grep -E "^[0-9]+ [0-9]+ [0-9]+ \|" $o/pace-iso-${md%%:*}.log | head -22
+  done
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
