@@ -24,13 +24,14 @@ def load(path):
     f = gzip.open(path, "rt") if path.endswith(".gz") else open(path)
     out = {}
     for r in csv.DictReader(f):
-        key = (int(r["n"]), int(r["k"]), int(r["m"]), r["cand"], int(r["cta_m"]), int(r["cta_n"]), int(r["split"]))
+        key = (int(r["n"]), int(r["k"]), int(r["m"]), r["cand"], int(r["cta_m"]), int(r["cta_n"]), int(r["cta_k"]),
+               int(r["split"]))
         out[key] = (float(r["chain_us"]), float(r["isolated_us"]))
     return out
 
 
 def waves(key):
-    n, _, m, cand, cta_m, cta_n, split = key
+    n, _, m, cand, cta_m, cta_n, _, split = key
     if cand != "tgv":
         return None
     return math.ceil(n / cta_m) * math.ceil(m / cta_n) * max(split, 1) / SMS
@@ -59,7 +60,7 @@ def main(d):
     for k in keys:
         p = runs["planned"][k]
         w = waves(k)
-        name = k[3] if k[3] != "tgv" else "%dx%d split %d" % (k[4], k[5], k[6])
+        name = k[3] if k[3] != "tgv" else "%dx%dx%d split %d" % k[4:]
         cells = []
         for mode in ("off", "first"):
             q = runs[mode][k]
