@@ -58,6 +58,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.num_k_blocks = static_cast<int32_t>((g.k + t.cta_k - 1) / t.cta_k);
   p.stages = plan.stages;
   p.w_lead = plan.w_lead;
+  p.pace_ctas = plan.pace_ctas;
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;

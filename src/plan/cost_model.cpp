@@ -315,12 +315,17 @@ int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev,
   return static_cast<int32_t>(ctas);
 }
 
-int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
-                    const DeviceInfo& dev) {
+int64_t sm90_resident_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                           const DeviceInfo& dev) {
   const int64_t ctas = split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
   const int64_t smem = sm90_smem_bytes(t, stages, split_k);
   const int64_t per_sm = std::max<int64_t>(1, dev.smem_optin_bytes / smem);  // smem >= the reserve
-  const int64_t resident = std::max<int64_t>(1, std::min<int64_t>(ctas, int64_t(dev.num_sms) * per_sm));
+  return std::max<int64_t>(1, std::min<int64_t>(ctas, int64_t(dev.num_sms) * per_sm));
+}
+
+int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                    const DeviceInfo& dev) {
+  const int64_t resident = sm90_resident_ctas(g, t, split_k, stream_k_ctas, stages, dev);
   const double w_stage = double(t.cta_m) * double(t.cta_k) * 2.0;
   const double stages_wanted = kSm90InflightBytes * bandwidth_scale(dev) / (double(resident) * w_stage);
   const int64_t lead = std::max<int64_t>(2, int64_t(std::ceil(stages_wanted)));

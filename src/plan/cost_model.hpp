@@ -62,6 +62,11 @@ inline constexpr double kSm90InflightBytes = 10e6;
 inline constexpr int64_t kSm90KGroupMaxCtas = 80;
 int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k);
 
+// The CTAs of tactic t's grid at split_k (stream-K: stream_k_ctas) that are
+// resident at once with a ring of `stages`: the grid's first wave.
+int64_t sm90_resident_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                           const DeviceInfo& dev);
+
 // Params::w_lead for tactic t at split_k (stream-K: over stream_k_ctas CTAs)
 // with a ring of `stages`: the W stages each resident CTA keeps in flight so
 // that the grid holds about kSm90InflightBytes; 0 where that is the whole ring.

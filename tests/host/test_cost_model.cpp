@@ -313,6 +313,13 @@ TEST(CostModel, WeightLeadHoldsTheGridsBytesInFlight) {
   const int32_t shallow = sm90_w_lead(desc(1, 28672, 4096), t, 1, 0, 6, dev);
   ASSERT_GE(dev.smem_optin_bytes / sm90_smem_bytes(t, 6, 1), 2);
   EXPECT_EQ(shallow, std::max<int32_t>(2, int32_t(ceil_div(int64_t(kSm90InflightBytes), 264 * w_stage))));
+  // The first wave the lead is sized for (and the only CTAs it paces): every
+  // CTA of a grid under one wave, one per SM past it, two where two rings fit.
+  EXPECT_EQ(sm90_resident_ctas(desc(1, 6144, 4096), t, 1, 0, 12, dev), 96);
+  EXPECT_EQ(sm90_resident_ctas(desc(1, 3072, 4096), t, 2, 0, 12, dev), 96);
+  EXPECT_EQ(sm90_resident_ctas(desc(1, 28672, 4096), t, 1, 0, 12, dev), 132);
+  EXPECT_EQ(sm90_resident_ctas(desc(1, 28672, 4096), t, 1, 0, 6, dev), 264);
+  EXPECT_EQ(sm90_resident_ctas(desc(1, 28672, 4096), t, kSplitKStream, 120, 12, dev), 120);
   // Stream-K: its grid, one CTA per SM.
   EXPECT_EQ(sm90_w_lead(desc(1, 28672, 4096), t, kSplitKStream, 132, 12, dev), full);
   // Never fewer than two stages in flight, and never the whole ring or more.

@@ -384,7 +384,7 @@ TEST(Plan, ExplicitStagesHonoured) {
 // paced where the deepest ring would put more than the target in flight.
 TEST(Plan, WeightLeadFollowsTheGrid) {
   REQUIRE_SM90_BUILD();
-  int paced = 0;
+  int paced = 0, multi_wave_paced = 0;
   for (int64_t n : {1024, 3072, 6144, 8192, 28672})
     for (int32_t split : {0, 1, 2, kSplitKStream}) {
       const GemmDesc g = desc(1, n, 4096);
@@ -392,10 +392,20 @@ TEST(Plan, WeightLeadFollowsTheGrid) {
       ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
       EXPECT_EQ(p.w_lead, sm90_w_lead(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, p.stages, kH200))
           << n << " split " << split;
+      // Only the first wave may be paced: the CTAs resident at once.
+      const int64_t resident = sm90_resident_ctas(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, p.stages, kH200);
+      EXPECT_EQ(p.pace_ctas, p.w_lead > 0 ? resident : 0) << n << " split " << split;
       paced += p.w_lead > 0;
+      const Tactic& t = tactic(p.tactic);
+      const int64_t ctas = p.split_k == kSplitKStream ? p.stream_k_ctas
+                                                      : ceil_div(n, int64_t(t.cta_m)) * p.split_k;
+      multi_wave_paced += p.w_lead > 0 && ctas > p.pace_ctas;
     }
   EXPECT_GT(paced, 0);
+  // 28672 rows in 64- or 128-row tiles are more than one wave on 132 SMs.
+  EXPECT_GT(multi_wave_paced, 0);
   EXPECT_EQ(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).w_lead, 0);
+  EXPECT_EQ(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).pace_ctas, 0);
 }
 
 // A tile with K groups gets an even ring when the library picks the depth

@@ -24,6 +24,11 @@ struct Params {
   // (perf-notes §20). A CTA launched beside its PDL predecessor (its
   // griddepcontrol.wait waits) keeps the whole ring in flight, as before.
   int32_t w_lead;
+  // Only CTAs of linear id below this (the first wave) may be paced. A later
+  // wave's CTA starts when one of its own grid exits: the stagger pacing would
+  // make is already there, and pacing it cost ~3% back to back on multi-wave
+  // grids with nothing gained between kernels (perf-notes §45).
+  int32_t pace_ctas;
   // 2: the consumers of a narrow 64-row tile split the ring's stages between
   // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
   int32_t k_groups;
