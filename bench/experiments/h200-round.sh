@@ -88,6 +88,8 @@
 #           and PDL GPU tests in each mode, the chain alternated, six layer weights
 #           at M 1, 16 (split 1, 2; back to back and between kernels; multi-wave grids:
 #           28672 and 14336 rows at M = 1, the split-2 plans).
+#   PART=24: first-wave pacing (main) against every CTA paced, on a build with
+#           pace-all.patch applied (perf-notes §45): check, chain, corpus b2b and iso.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -498,6 +500,25 @@ elif [ "${PART:-1}" = 23 ]; then
     "${py[@]}" ${md#*:} timeout ${ISO_S:-90} python3 bench/experiments/isolated.py --m 1,16 --splits 1,2 --stages 0 \
       --shapes 28672:4096,14336:4096,4096:14336,8192:3584,7168:8192,6144:4096 --replays 5 --csv $o/pace-iso-${md%%:*}.csv > $o/pace-iso-${md%%:*}.log 2>&1
     echo "isolated ${md%%:*} rc=$?"; grep -E "^[0-9]+ [0-9]+ [0-9]+ \|" $o/pace-iso-${md%%:*}.log | head -22
+  done
+  gzip -f $o/*.csv
+elif [ "${PART:-1}" = 24 ]; then
+  # Pacing on the first wave only (main, perf-notes §45) against every CTA paced
+  # (TGV_EXP_PACE_ALL=1, pace-all.patch), one build: the whole check first unless
+  # CHECK=0, the chain alternated twice, the corpus back to back each way, then
+  # between kernels each way unless ISO=0. Everything ends in one file, r24.tgz.
+  [ "${CHECK:-1}" = 1 ] && check
+  for r in 1 2; do
+    for md in "first:" "all:TGV_EXP_PACE_ALL=1"; do
+      echo "### chain ${md%%:*} round $r"
+      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/pace24-chain.txt
+  modes=b2b; [ "${ISO:-1}" = 1 ] && modes="b2b iso"
+  for mode in $modes; do
+    flag=; [ $mode = iso ] && flag=--isolated
+    corpus $mode-first ${CORPUS_S:-110} "" $flag
+    corpus $mode-all ${CORPUS_S:-110} "TGV_EXP_PACE_ALL=1" $flag
   done
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
