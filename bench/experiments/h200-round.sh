@@ -90,6 +90,8 @@
 #           28672 and 14336 rows at M = 1, the split-2 plans).
 #   PART=24: first-wave pacing (main) against every CTA paced, on a build with
 #           pace-all.patch applied (perf-notes §45): check, chain, corpus b2b and iso.
+#   PART=25: the chain with pacing on the first wave, on every CTA, and on every CTA of
+#           gated launches only (pace-all.patch, perf-notes §45), alternated ROUNDS (3).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -521,6 +523,16 @@ elif [ "${PART:-1}" = 24 ]; then
     corpus $mode-all ${CORPUS_S:-110} "TGV_EXP_PACE_ALL=1" $flag
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 25 ]; then
+  # Where the 8B layer's cost of first-wave pacing sits (perf-notes §45): the chain
+  # with every CTA paced, first wave only (main), and every CTA paced on gated
+  # launches only (the 8B gate_up is the layer's one multi-wave grid), alternated.
+  for r in $(seq ${ROUNDS:-3}); do
+    for md in "first:" "all:TGV_EXP_PACE_ALL=1" "gated:TGV_EXP_PACE_ALL=gated"; do
+      echo "### chain ${md%%:*} round $r"
+      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/pace25-chain.txt
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
