@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -321,6 +322,14 @@ int64_t sm90_resident_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, 
   const int64_t smem = sm90_smem_bytes(t, stages, split_k);
   const int64_t per_sm = std::max<int64_t>(1, dev.smem_optin_bytes / smem);  // smem >= the reserve
   return std::max<int64_t>(1, std::min<int64_t>(ctas, int64_t(dev.num_sms) * per_sm));
+}
+
+int32_t sm90_pace_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                       int32_t w_lead, const DeviceInfo& dev) {
+  if (w_lead <= 0) return 0;
+  const int64_t ctas = split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
+  const int64_t n = g.act != Act::None ? ctas : sm90_resident_ctas(g, t, split_k, stream_k_ctas, stages, dev);
+  return static_cast<int32_t>(std::min<int64_t>(n, std::numeric_limits<int32_t>::max()));
 }
 
 int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,

@@ -67,6 +67,16 @@ int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k);
 int64_t sm90_resident_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
                            const DeviceInfo& dev);
 
+// Params::pace_ctas: the CTAs (by linear id) that may be paced under a lead
+// w_lead (0: none). A plain launch paces its first wave only: a later wave's
+// CTA starts when one of its own grid exits, already staggered, and pacing it
+// cost 1-3% back to back on multi-wave grids (perf-notes §45). A gated launch
+// (silu_mul, gelu_tanh_mul) paces every wave: in the 8B decoder layer its
+// 448-CTA gate_up ran 1% slower with only the first wave paced (§45), a
+// measurement whose cause is not known.
+int32_t sm90_pace_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
+                       int32_t w_lead, const DeviceInfo& dev);
+
 // Params::w_lead for tactic t at split_k (stream-K: over stream_k_ctas CTAs)
 // with a ring of `stages`: the W stages each resident CTA keeps in flight so
 // that the grid holds about kSm90InflightBytes; 0 where that is the whole ring.

@@ -272,7 +272,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
     throw_unsupported(o.stages > 0 ? strfmt("stages=%d with split_k=%d: %s", o.stages, p.split_k, r.c_str())
                                    : strfmt("split_k=%d: %s", p.split_k, r.c_str()));
   p.w_lead = sm90_w_lead(g, t, p.split_k, p.stream_k_ctas, p.stages, dev);
-  p.pace_ctas = p.w_lead > 0 ? int32_t(sm90_resident_ctas(g, t, p.split_k, p.stream_k_ctas, p.stages, dev)) : 0;
+  p.pace_ctas = sm90_pace_ctas(g, t, p.split_k, p.stream_k_ctas, p.stages, p.w_lead, dev);
   return p;
 }
 

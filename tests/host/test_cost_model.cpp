@@ -320,6 +320,15 @@ TEST(CostModel, WeightLeadHoldsTheGridsBytesInFlight) {
   EXPECT_EQ(sm90_resident_ctas(desc(1, 28672, 4096), t, 1, 0, 12, dev), 132);
   EXPECT_EQ(sm90_resident_ctas(desc(1, 28672, 4096), t, 1, 0, 6, dev), 264);
   EXPECT_EQ(sm90_resident_ctas(desc(1, 28672, 4096), t, kSplitKStream, 120, 12, dev), 120);
+  // The CTAs that may be paced: a plain launch's first wave, a gated launch's
+  // whole grid (perf-notes §45), none without a lead.
+  EXPECT_EQ(sm90_pace_ctas(desc(1, 28672, 4096), t, 1, 0, 12, full, dev), 132);
+  EXPECT_EQ(sm90_pace_ctas(desc(1, 6144, 4096), t, 1, 0, 12, lead, dev), 96);
+  GemmDesc gated = desc(1, 28672, 4096);
+  gated.act = Act::SiluMul;
+  EXPECT_EQ(sm90_pace_ctas(gated, t, 1, 0, 12, full, dev), 448);
+  EXPECT_EQ(sm90_pace_ctas(desc(1, 28672, 4096), t, 1, 0, 12, 0, dev), 0);
+  EXPECT_EQ(sm90_pace_ctas(gated, t, 1, 0, 12, 0, dev), 0);
   // Stream-K: its grid, one CTA per SM.
   EXPECT_EQ(sm90_w_lead(desc(1, 28672, 4096), t, kSplitKStream, 132, 12, dev), full);
   // Never fewer than two stages in flight, and never the whole ring or more.

@@ -392,9 +392,10 @@ TEST(Plan, WeightLeadFollowsTheGrid) {
       ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
       EXPECT_EQ(p.w_lead, sm90_w_lead(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, p.stages, kH200))
           << n << " split " << split;
-      // Only the first wave may be paced: the CTAs resident at once.
+      // A plain launch paces only its first wave: the CTAs resident at once.
       const int64_t resident = sm90_resident_ctas(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, p.stages, kH200);
       EXPECT_EQ(p.pace_ctas, p.w_lead > 0 ? resident : 0) << n << " split " << split;
+      EXPECT_EQ(p.pace_ctas, sm90_pace_ctas(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, p.stages, p.w_lead, kH200));
       paced += p.w_lead > 0;
       const Tactic& t = tactic(p.tactic);
       const int64_t ctas = p.split_k == kSplitKStream ? p.stream_k_ctas
@@ -406,6 +407,12 @@ TEST(Plan, WeightLeadFollowsTheGrid) {
   EXPECT_GT(multi_wave_paced, 0);
   EXPECT_EQ(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).w_lead, 0);
   EXPECT_EQ(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).pace_ctas, 0);
+  // The 8B layer's gated gate_up (448 CTAs of 64 rows): every wave may be paced.
+  tgv_problem gated = make_problem(1, 28672, 4096, 1);
+  gated.epilogue = TGV_EPILOGUE_SILU_MUL;
+  const Plan gp = plan(validate_problem(gated), options(TGV_BACKEND_TGV, 0, 1), kH200);
+  ASSERT_GT(gp.w_lead, 0);
+  EXPECT_EQ(gp.pace_ctas, 448);
 }
 
 // A tile with K groups gets an even ring when the library picks the depth

@@ -24,10 +24,8 @@ struct Params {
   // (perf-notes §20). A CTA launched beside its PDL predecessor (its
   // griddepcontrol.wait waits) keeps the whole ring in flight, as before.
   int32_t w_lead;
-  // Only CTAs of linear id below this (the first wave) may be paced. A later
-  // wave's CTA starts when one of its own grid exits: the stagger pacing would
-  // make is already there, and pacing it cost ~3% back to back on multi-wave
-  // grids with nothing gained between kernels (perf-notes §45).
+  // Only CTAs of linear id below this may be paced: a plain launch's first
+  // wave, a gated launch's whole grid (sm90_pace_ctas, perf-notes §45).
   int32_t pace_ctas;
   // 2: the consumers of a narrow 64-row tile split the ring's stages between
   // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
