@@ -92,6 +92,8 @@
 #           pace-all.patch applied (perf-notes §45): check, chain, corpus b2b and iso.
 #   PART=25: the chain with pacing on the first wave, on every CTA, and on every CTA of
 #           gated launches only (pace-all.patch, perf-notes §45), alternated ROUNDS (3).
+#   PART=26: gated and plain weights with a gated launch's later waves paced (main) or
+#           not, back to back and between kernels (pace-all.patch, perf-notes §45).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -533,6 +535,20 @@ elif [ "${PART:-1}" = 25 ]; then
       env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
     done
   done | tee $o/pace25-chain.txt
+elif [ "${PART:-1}" = 26 ]; then
+  # A gated launch's later waves paced (main) or not (TGV_EXP_PACE_ALL=first), on
+  # gated weights back to back and between kernels, split 1 and 2 (pace-all.patch,
+  # perf-notes §45: in the 8B layer the gate_up ran 1% faster paced), then plain.
+  for md in "main:" "first:TGV_EXP_PACE_ALL=first"; do
+    for kind in gated plain; do
+      flag=; [ $kind = gated ] && flag=--gated
+      "${py[@]}" ${md#*:} timeout ${ISO_S:-80} python3 bench/experiments/isolated.py $flag --m 1,16 --splits 1,2 \
+        --stages 0 --shapes 28672:4096,14336:4096,37888:3584,7168:8192 --replays 5 \
+        --csv $o/pace26-$kind-${md%%:*}.csv > $o/pace26-$kind-${md%%:*}.log 2>&1
+      echo "$kind ${md%%:*} rc=$?"; grep -E "^[0-9]+ [0-9]+ [0-9]+ \|" $o/pace26-$kind-${md%%:*}.log | head -8
+    done
+  done
+  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape

@@ -14,7 +14,9 @@ subtracted). Prints per point the candidates' times in both modes and torch's.
 
 --corpus takes the corpus's distinct N x K (weights of at least --min-mb MB);
 --csv writes every candidate's pair of times (perf-notes §20 fits the ring
-depth to such a sweep).
+depth to such a sweep). --gated times the silu_mul epilogue: W holds [gate; up]
+(N rows, N / 2 out columns), ours fused, torch's matmul then silu(gate) * up
+(perf-notes §45: a gated launch's later waves paced or not).
 """
 
 import argparse
@@ -49,6 +51,7 @@ def main():
     ap.add_argument("--corpus", default="", help="a shapes file (tgv-bench --shapes format): its distinct N x K")
     ap.add_argument("--min-mb", type=float, default=0.0, help="with --corpus: weights of at least this many MB")
     ap.add_argument("--csv", default="", help="write every candidate's chain and isolated time here")
+    ap.add_argument("--gated", action="store_true", help="the silu_mul epilogue (torch: matmul, silu, mul)")
     ap.add_argument("--chain-only", action="store_true",
                     help="time back to back only (isolated_us written as nan): half the device time, for a refit")
     a = ap.parse_args()
@@ -82,7 +85,9 @@ def main():
         ws = [torch.randn(n, k, device=dev, dtype=torch.bfloat16) / math.sqrt(k) for _ in range(copies)]
         for m in [int(v) for v in a.m.split(",")]:
             x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
-            out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+            out = torch.empty(m, n // 2 if a.gated else n, device=dev, dtype=torch.bfloat16)
+            full = torch.empty(m, n, device=dev, dtype=torch.bfloat16) if a.gated else out
+            epi = L.EPILOGUES["silu_mul"] if a.gated else 0
             # (name, options, (tactic, cta_m, cta_n, cta_k, split, stages, pdl) for the CSV; None: not ours)
             cands = [("torch", None, None), ("auto", L.options("auto", None, None), None)]
             cta_n = min(t["cta_n"] for t in tactics if t["cta_n"] >= m)
@@ -101,16 +106,19 @@ def main():
             for name, opts, meta in cands:
                 if opts is None:
                     def call(i):
-                        torch.matmul(x, ws[i % copies].t(), out=out)
+                        torch.matmul(x, ws[i % copies].t(), out=full)
+                        if a.gated:
+                            torch.mul(torch.nn.functional.silu(full[:, : n // 2]), full[:, n // 2:], out=out)
                 else:
                     try:
                         _ops.run_linear(x, ws[0], None, out, "tgv" if "/" in name else name, None, None, "iso",
-                                        options=opts)
+                                        options=opts, epilogue=epi)
                     except L.TgvError:
                         continue
 
                     def call(i, opts=opts, backend="tgv" if "/" in name else name):
-                        _ops.run_linear(x, ws[i % copies], None, out, backend, None, None, "iso", options=opts)
+                        _ops.run_linear(x, ws[i % copies], None, out, backend, None, None, "iso", options=opts,
+                                        epilogue=epi)
                 chain = timed(call, copies, False)
                 iso = float("nan") if a.chain_only else timed(call, copies, True) - alone
                 results.append((name, chain, iso))
