@@ -14,6 +14,12 @@ replays per call (python/tgv_gemm/_tune.py's _time_graph, imported).
     python3 bench/experiments/cublas_vs_torch.py --quick         # the issue's shapes only
     python3 bench/experiments/cublas_vs_torch.py --bias          # with a bias (torch: cublasLt's epilogue)
     TGV_LOG_DISPATCH=1 python3 bench/experiments/cublas_vs_torch.py --quick   # + the chosen algorithms
+    python3 bench/experiments/cublas_vs_torch.py --shapes 5760x2880 --m 2 8 --torch-fp32-reduction
+
+--torch-fp32-reduction turns off torch's allow_bf16_reduced_precision_reduction,
+so that its cuBLAS call may not add split-K partial sums in bf16 either, as ours
+never does (src/cublas/cublas_legacy.hpp): whether a gap that stays in every run
+(gpt-oss-20b's 5760 x 2880 at M = 2 and 8, perf-notes §45) is that choice.
 
 Prints one line per point (ratio = torch us / ours us; >= 1 means ours is
 faster) and the minimum and geometric mean of the ratio, per M and overall.
@@ -68,6 +74,8 @@ def parse_args(argv):
     p.add_argument("--replays", type=int, default=7, help="graph replays per point (median; default 7)")
     p.add_argument("--l2-factor", type=float, default=8.0, help="weight copies total this many L2 sizes")
     p.add_argument("--check", action="store_true", help="also compare each output with F.linear")
+    p.add_argument("--torch-fp32-reduction", action="store_true",
+                   help="torch's cuBLAS call without bf16 split-K reductions, as ours")
     return p.parse_args(argv)
 
 
@@ -77,12 +85,15 @@ def geomean(values):
 
 def main(argv):
     args = parse_args(argv)
+    if args.torch_fp32_reduction:
+        torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     shapes = ISSUE_SHAPES if args.quick else SHAPES
     if args.shapes:
         shapes = [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes]
     props = torch.cuda.get_device_properties(0)
-    print("# cublas_vs_torch: %s, torch %s, tgv_gemm %s, %s" % (
-        props.name, torch.__version__, tgv_gemm.library_version(), "bias" if args.bias else "no bias"))
+    print("# cublas_vs_torch: %s, torch %s, tgv_gemm %s, %s, torch bf16 reductions %s" % (
+        props.name, torch.__version__, tgv_gemm.library_version(), "bias" if args.bias else "no bias",
+        "allowed" if torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction else "off"))
     print("%6s %6s %4s %10s %10s %7s" % ("N", "K", "M", "ours_us", "torch_us", "ratio"))
     start = time.time()
     ratios = {}  # M -> [ratio]

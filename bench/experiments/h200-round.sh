@@ -94,6 +94,8 @@
 #           gated launches only (pace-all.patch, perf-notes §45), alternated ROUNDS (3).
 #   PART=26: gated and plain weights with a gated launch's later waves paced (main) or
 #           not, back to back and between kernels (pace-all.patch, perf-notes §45).
+#   PART=27: backend=cublas against torch with and without torch's bf16 split-K
+#           reductions (cublas_vs_torch.py --torch-fp32-reduction), ~40 s, any build.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -549,6 +551,13 @@ elif [ "${PART:-1}" = 26 ]; then
     done
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 27 ]; then
+  # backend=cublas against torch where it trails in every run (perf-notes §45): torch
+  # as it comes, then with its bf16 split-K reductions off (ours never adds in bf16).
+  for fl in "" --torch-fp32-reduction; do
+    "${py[@]}" timeout 60 python3 bench/experiments/cublas_vs_torch.py --shapes 5760x2880 2880x2880 4096x2880 \
+      --m 1 2 8 16 $fl 2>&1 | tee -a $o/cublas27.txt | grep -E "^#|^ *[0-9]+ +[0-9]+ +[0-9]+ "
+  done
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
