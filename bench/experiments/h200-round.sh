@@ -96,6 +96,8 @@
 #           not, back to back and between kernels (pace-all.patch, perf-notes §45).
 #   PART=27: backend=cublas against torch with and without torch's bf16 split-K
 #           reductions (cublas_vs_torch.py --torch-fp32-reduction), ~40 s, any build.
+#   PART=28: a grid-level "started alone" test for pacing against main (grid-alone.patch,
+#           perf-notes §45): GPU tests with it on, chain, corpus b2b and iso, ~500 s.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -558,6 +560,26 @@ elif [ "${PART:-1}" = 27 ]; then
     "${py[@]}" timeout 60 python3 bench/experiments/cublas_vs_torch.py --shapes 5760x2880 2880x2880 4096x2880 \
       --m 1 2 8 16 $fl 2>&1 | tee -a $o/cublas27.txt | grep -E "^#|^ *[0-9]+ +[0-9]+ +[0-9]+ "
   done
+elif [ "${PART:-1}" = 28 ]; then
+  # A grid-level "started alone" test (grid-alone.patch, perf-notes §45) against main,
+  # one build: the paced, PDL and stream-K GPU tests with it on, the chain
+  # alternated twice, the corpus back to back and between kernels each way.
+  ga=TGV_EXP_GRID_ALONE=${WINDOW_NS:-1000}
+  env $ga timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*' \
+    > $o/alone-tests.txt 2>&1
+  echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/alone-tests.txt | tr '\n' ' ')"
+  for r in 1 2; do
+    for md in "main:" "alone:$ga"; do
+      echo "### chain ${md%%:*} round $r"
+      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $o/alone-chain.txt
+  for mode in ${MODES:-b2b iso}; do
+    flag=; [ $mode = iso ] && flag=--isolated
+    corpus $mode-main ${CORPUS_S:-110} "" $flag
+    corpus $mode-alone ${CORPUS_S:-110} "$ga" $flag
+  done
+  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
