@@ -143,6 +143,17 @@ chain_ab() {
     done
   done | tee $o/chain-ab.txt
 }
+# The chain untuned under several settings of one build, alternated: output file,
+# rounds, then each setting as NAME:ENV (ENV: VAR=value words, or empty).
+chain_modes() {
+  local f=$1 rounds=$2; shift 2
+  for r in $(seq $rounds); do
+    for md in "$@"; do
+      echo "### chain ${md%%:*} round $r"
+      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
+    done
+  done | tee $f
+}
 # PART=12, 15, 18, 19: one split_stress run of $ss seconds under its own timeout
 # (a fault ends the process, a hang is killed): name, env, then its arguments.
 stress() {
@@ -498,12 +509,7 @@ elif [ "${PART:-1}" = 23 ]; then
       > $o/pace-tests-${md%%:*}.txt 2>&1
     echo "tests ${md%%:*} rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/pace-tests-${md%%:*}.txt | tr '\n' ' ')"
   done
-  for r in 1 2; do
-    for md in "${modes[@]}"; do
-      echo "### chain ${md%%:*} round $r"
-      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
-    done
-  done | tee $o/pace-chain.txt
+  chain_modes $o/pace-chain.txt 2 "${modes[@]}"
   for md in "${modes[@]}"; do
     "${py[@]}" ${md#*:} timeout ${ISO_S:-90} python3 bench/experiments/isolated.py --m 1,16 --splits 1,2 --stages 0 \
       --shapes 28672:4096,14336:4096,4096:14336,8192:3584,7168:8192,6144:4096 --replays 5 --csv $o/pace-iso-${md%%:*}.csv > $o/pace-iso-${md%%:*}.log 2>&1
@@ -516,12 +522,7 @@ elif [ "${PART:-1}" = 24 ]; then
   # CHECK=0, the chain alternated twice, the corpus back to back each way, then
   # between kernels each way unless ISO=0. Everything ends in one file, r24.tgz.
   [ "${CHECK:-1}" = 1 ] && check
-  for r in 1 2; do
-    for md in "first:" "all:TGV_EXP_PACE_ALL=1"; do
-      echo "### chain ${md%%:*} round $r"
-      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
-    done
-  done | tee $o/pace24-chain.txt
+  chain_modes $o/pace24-chain.txt 2 "first:" "all:TGV_EXP_PACE_ALL=1"
   modes=b2b; [ "${ISO:-1}" = 1 ] && modes="b2b iso"
   for mode in $modes; do
     flag=; [ $mode = iso ] && flag=--isolated
@@ -533,12 +534,7 @@ elif [ "${PART:-1}" = 25 ]; then
   # Where the 8B layer's cost of first-wave pacing sits (perf-notes §45): the chain
   # with every CTA paced, first wave only (main), and every CTA paced on gated
   # launches only (the 8B gate_up is the layer's one multi-wave grid), alternated.
-  for r in $(seq ${ROUNDS:-3}); do
-    for md in "first:" "all:TGV_EXP_PACE_ALL=1" "gated:TGV_EXP_PACE_ALL=gated"; do
-      echo "### chain ${md%%:*} round $r"
-      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
-    done
-  done | tee $o/pace25-chain.txt
+  chain_modes $o/pace25-chain.txt ${ROUNDS:-3} "first:" "all:TGV_EXP_PACE_ALL=1" "gated:TGV_EXP_PACE_ALL=gated"
 elif [ "${PART:-1}" = 26 ]; then
   # A gated launch's later waves paced (main) or not (TGV_EXP_PACE_ALL=first), on
   # gated weights back to back and between kernels, split 1 and 2 (pace-all.patch,
@@ -568,12 +564,7 @@ elif [ "${PART:-1}" = 28 ]; then
   env $ga timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*' \
     > $o/alone-tests.txt 2>&1
   echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/alone-tests.txt | tr '\n' ' ')"
-  for r in 1 2; do
-    for md in "main:" "alone:$ga"; do
-      echo "### chain ${md%%:*} round $r"
-      env ${md#*:} TGV_TUNING_FILE=$untuned timeout 60 $c/bin/tgv-bench --mode chain --m 1,4,16 2>&1 | grep -E "^llama|FAIL"
-    done
-  done | tee $o/alone-chain.txt
+  chain_modes $o/alone-chain.txt 2 "main:" "alone:$ga"
   for mode in ${MODES:-b2b iso}; do
     flag=; [ $mode = iso ] && flag=--isolated
     corpus $mode-main ${CORPUS_S:-110} "" $flag

@@ -216,6 +216,11 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches.
 int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
 
+// The CTAs of tactic t's sm_90 grid at split_k (stream-K: stream_k_ctas).
+int64_t grid_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas) {
+  return split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
+}
+
 // The bytes of W (bf16 or fp16) a call streams: every batch's.
 double weight_bytes(const GemmDesc& g) { return 2.0 * double(g.n) * double(g.k) * double(g.l); }
 
@@ -318,7 +323,7 @@ int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev,
 
 int64_t sm90_resident_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
                            const DeviceInfo& dev) {
-  const int64_t ctas = split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
+  const int64_t ctas = grid_ctas(g, t, split_k, stream_k_ctas);
   const int64_t smem = sm90_smem_bytes(t, stages, split_k);
   const int64_t per_sm = std::max<int64_t>(1, dev.smem_optin_bytes / smem);  // smem >= the reserve
   return std::max<int64_t>(1, std::min<int64_t>(ctas, int64_t(dev.num_sms) * per_sm));
@@ -327,8 +332,8 @@ int64_t sm90_resident_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, 
 int32_t sm90_pace_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas, int32_t stages,
                        int32_t w_lead, const DeviceInfo& dev) {
   if (w_lead <= 0) return 0;
-  const int64_t ctas = split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
-  const int64_t n = g.act != Act::None ? ctas : sm90_resident_ctas(g, t, split_k, stream_k_ctas, stages, dev);
+  const int64_t n = g.act != Act::None ? grid_ctas(g, t, split_k, stream_k_ctas)
+                                        : sm90_resident_ctas(g, t, split_k, stream_k_ctas, stages, dev);
   return static_cast<int32_t>(std::min<int64_t>(n, std::numeric_limits<int32_t>::max()));
 }
 
@@ -343,7 +348,7 @@ int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t
 
 int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k) {
   if (split_k == kSplitKStream) return 1;
-  const int64_t ctas = tiles_of(g, t) * std::max<int32_t>(split_k, 1);
+  const int64_t ctas = grid_ctas(g, t, split_k, 0);
   return ctas <= kSm90KGroupMaxCtas ? 2 : 1;
 }
 
