@@ -98,6 +98,10 @@
 #           reductions (cublas_vs_torch.py --torch-fp32-reduction), ~40 s, any build.
 #   PART=28: a grid-level "started alone" test for pacing against main (grid-alone.patch,
 #           perf-notes §45): GPU tests with it on, chain, corpus b2b and iso, ~500 s.
+#   PART=29: the first call of a session on main's build (scripts/build-gpu.sh), whatever
+#           card came (perf-notes §46): on an H200 the whole check (CHECK_S, default
+#           280), the chain, the corpus back to back and the decode step (~520 s); on
+#           an H100 the M = 32 harness probe (m32-probe.sh) and the chain (~130 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -571,6 +575,20 @@ elif [ "${PART:-1}" = 28 ]; then
     corpus $mode-alone ${CORPUS_S:-110} "$ga" $flag
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 29 ]; then
+  # The first call of a session, whatever card came: an H200 has not run main whole
+  # since 368c4a8; an H100 answers the M = 32 harness question (perf-notes §46).
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
+    *H200*)
+      CHECK_S=${CHECK_S:-280} check
+      chain
+      corpus b2b ${CORPUS_S:-170} ""
+      e2e ${E2E_S:-150}
+      gzip -f $o/*.csv ;;
+    *)
+      bash bench/experiments/m32-probe.sh
+      chain ;;
+  esac
 elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape

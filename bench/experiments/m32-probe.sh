@@ -7,7 +7,7 @@
 # copies; one file per step under $OUT/r (tar it: the tool returns only a few).
 #   bash bench/experiments/m32-probe.sh     (build-gpu/carry carried)
 c=build-gpu/carry; export TGV_TUNING_FILE=/nonexistent/x.json TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python PYTHONUNBUFFERED=1
-mkdir -p $OUT/r
+OUT=${OUT:-/tmp}; mkdir -p $OUT/r
 nvidia-smi --query-gpu=name,uuid --format=csv,noheader | tee $OUT/r/gpu.txt
 timeout 70 python3 bench/experiments/isolated.py --shapes 5120:2048,4608:2048,10240:2560 --m 32 --splits 1,2,-1 \
   --chain-only --all --replays 5 2>&1 | tee $OUT/r/iso.txt | grep -vE "^ +[0-9]+x[0-9]+x[0-9]+/" | head -30
