@@ -102,6 +102,10 @@
 #           card came (perf-notes §46): on an H200 the whole check (CHECK_S, default
 #           280), the chain, the corpus back to back and the decode step (~520 s); on
 #           an H100 the M = 32 harness probe (m32-probe.sh) and the chain (~130 s).
+#   PART=30: a plain launch left unpaced where its captured predecessor is our own SM90
+#           kernel (pace-after-ours.patch, perf-notes §46) against main, one build: the
+#           graph, PDL and paced GPU tests with it on, the chain alternated (ROUNDS,
+#           default 2), the corpus back to back and between kernels each way (~480 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -573,6 +577,18 @@ elif [ "${PART:-1}" = 28 ]; then
     flag=; [ $mode = iso ] && flag=--isolated
     corpus $mode-main ${CORPUS_S:-110} "" $flag
     corpus $mode-alone ${CORPUS_S:-110} "$ga" $flag
+  done
+  gzip -f $o/*.csv
+elif [ "${PART:-1}" = 30 ]; then
+  ao=TGV_EXP_PACE_AFTER_OURS=1
+  env $ao timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*Graph*:*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*' \
+    > $o/after-ours-tests.txt 2>&1
+  echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/after-ours-tests.txt | tr '\n' ' ')"
+  chain_modes $o/after-ours-chain.txt ${ROUNDS:-2} "main:" "after-ours:$ao"
+  for mode in ${MODES:-b2b iso}; do
+    flag=; [ $mode = iso ] && flag=--isolated
+    corpus $mode-main ${CORPUS_S:-110} "" $flag
+    corpus $mode-after-ours ${CORPUS_S:-110} "$ao" $flag
   done
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 29 ]; then
