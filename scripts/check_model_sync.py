@@ -8,7 +8,7 @@ which tile and split. The fits are only as good as this agreement; a change
 to one side alone fails here.
 
   python3 scripts/check_model_sync.py --plan-bin build/tools/tgv-plan
-      [--gpu h100 "SWEEP.csv.gz ..."] [--gpu h200 SWEEP.csv.gz]
+      [--gpu h100 SWEEP.csv.gz] [--gpu h200 SWEEP.csv.gz]
 
 Exit 0 when every pick agrees, 1 otherwise (the disagreements listed), 77
 (ctest's skip) when numpy, which the fitting script needs, is missing.
@@ -20,9 +20,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = {  # the sweeps each GPU's constants were fitted to (a point swept twice: their mean)
-    "h100": " ".join(os.path.join(ROOT, p) for p in ("docs/data/2026-12-06-h100-b/sweep.csv.gz",
-                                                     "docs/data/2026-12-06-h100-i/call3-sweep/sweep.csv.gz")),
-    "h200": os.path.join(ROOT, "docs/data/2026-12-04-h200-eve/sweep-m1-4-16-32.csv.gz"),
+    "h100": ["docs/data/2026-12-06-h100-b/sweep.csv.gz", "docs/data/2026-12-06-h100-i/call3-sweep/sweep.csv.gz"],
+    "h200": ["docs/data/2026-12-04-h200-eve/sweep-m1-4-16-32.csv.gz"],
 }
 PEAK_GBPS = {"h100": 3352.0, "h200": 4814.0}
 
@@ -45,10 +44,12 @@ def main():
     cpp = os.path.join(ROOT, "src/plan/cost_model.cpp")
     occ = F.load_occupancy(os.path.join(ROOT, "bench/experiments/data/cluster-occupancy-h200.txt"))
     failed = 0
-    for gpu, sweep in a.gpu or sorted(SWEEPS.items()):
+    runs = [(gpu, [sweep]) for gpu, sweep in a.gpu] if a.gpu else sorted(SWEEPS.items())
+    for gpu, sweeps in runs:
+        sweeps = [os.path.join(ROOT, p) for p in sweeps]
         _, (c, prices, cub, margins, _) = F.committed_fit(cpp, PEAK_GBPS[gpu])
         prices[256] = prices[max(prices)]
-        planned = F.library_points(F.load(sweep.split(), occ), cpp)
+        planned = F.library_points(F.load(sweeps, occ), cpp)
         keys = [k for k, d in planned.items() if d["tgv"] and F.CUBLAS_COLUMN in d]
         library = {}
         for key, (auto, _, *tile_split) in plans(a.plan_bin, gpu, keys, full=True).items():
@@ -67,7 +68,7 @@ def main():
             if model != pick:
                 wrong.append((key, model, pick))
         print("%s: %d points of %s (%d whose library plan it did not time left out), %d picks differ" % (
-            gpu, len(keys) - apart, os.path.relpath(sweep, ROOT), apart, len(wrong)))
+            gpu, len(keys) - apart, ", ".join(os.path.relpath(p, ROOT) for p in sweeps), apart, len(wrong)))
         for key, model, lib in wrong[:20]:
             print("  N=%d K=%d M=%d: fit_cost_model.py %s, the library %s" % (*key, model, lib))
         failed += len(wrong)
