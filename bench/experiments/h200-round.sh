@@ -162,6 +162,21 @@ chain_modes() {
     done
   done | tee $f
 }
+# One experiment variable of this build against main (PART=28, 30): the GPU tests
+# matching a filter with it on, the chain alternated ROUNDS (default 2) times, the
+# corpus back to back and between kernels (MODES) each way; name, VAR=value, filter.
+variable_ab() {
+  local name=$1 e=$2 filter=$3
+  env $e timeout 150 $c/bin/tgv_gpu_tests --gtest_filter="$filter" > $o/$name-tests.txt 2>&1
+  echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/$name-tests.txt | tr '\n' ' ')"
+  chain_modes $o/$name-chain.txt ${ROUNDS:-2} "main:" "$name:$e"
+  for mode in ${MODES:-b2b iso}; do
+    flag=; [ $mode = iso ] && flag=--isolated
+    corpus $mode-main ${CORPUS_S:-110} "" $flag
+    corpus $mode-$name ${CORPUS_S:-110} "$e" $flag
+  done
+  gzip -f $o/*.csv
+}
 # PART=12, 15, 18, 19: one split_stress run of $ss seconds under its own timeout
 # (a fault ends the process, a hang is killed): name, env, then its arguments.
 stress() {
@@ -568,29 +583,10 @@ elif [ "${PART:-1}" = 28 ]; then
   # A grid-level "started alone" test (grid-alone.patch, perf-notes §45) against main,
   # one build: the paced, PDL and stream-K GPU tests with it on, the chain
   # alternated twice, the corpus back to back and between kernels each way.
-  ga=TGV_EXP_GRID_ALONE=${WINDOW_NS:-1000}
-  env $ga timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*' \
-    > $o/alone-tests.txt 2>&1
-  echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/alone-tests.txt | tr '\n' ' ')"
-  chain_modes $o/alone-chain.txt 2 "main:" "alone:$ga"
-  for mode in ${MODES:-b2b iso}; do
-    flag=; [ $mode = iso ] && flag=--isolated
-    corpus $mode-main ${CORPUS_S:-110} "" $flag
-    corpus $mode-alone ${CORPUS_S:-110} "$ga" $flag
-  done
-  gzip -f $o/*.csv
+  variable_ab alone TGV_EXP_GRID_ALONE=${WINDOW_NS:-1000} '*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*'
 elif [ "${PART:-1}" = 30 ]; then
-  ao=TGV_EXP_PACE_AFTER_OURS=1
-  env $ao timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*Graph*:*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*' \
-    > $o/after-ours-tests.txt 2>&1
-  echo "tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/after-ours-tests.txt | tr '\n' ' ')"
-  chain_modes $o/after-ours-chain.txt ${ROUNDS:-2} "main:" "after-ours:$ao"
-  for mode in ${MODES:-b2b iso}; do
-    flag=; [ $mode = iso ] && flag=--isolated
-    corpus $mode-main ${CORPUS_S:-110} "" $flag
-    corpus $mode-after-ours ${CORPUS_S:-110} "$ao" $flag
-  done
-  gzip -f $o/*.csv
+  # A plain launch unpaced behind our own captured kernel (pace-after-ours.patch, §46).
+  variable_ab after-ours TGV_EXP_PACE_AFTER_OURS=1 '*Graph*:*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*'
 elif [ "${PART:-1}" = 29 ]; then
   # The first call of a session, whatever card came: an H200 has not run main whole
   # since 368c4a8; an H100 answers the M = 32 harness question (perf-notes §46).
