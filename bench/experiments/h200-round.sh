@@ -106,10 +106,11 @@
 #           kernel (pace-after-ours.patch, perf-notes §46) against main, one build: the
 #           graph, PDL and paced GPU tests with it on, the chain alternated (ROUNDS,
 #           default 2), the corpus back to back and between kernels each way (~480 s).
-#   PART=31: the decode step untuned and tuned (e2e_decode.py --quick, autotune writing a
-#           file of its own), the corpus back to back untuned and with 128x32x128 split 2
-#           pinned for 5120x2048 and 4608x2048 at M = 32 (pin_tuning.py, perf-notes §47),
-#           then the sweep (PART=5) at SWEEP_M (default 16,32) until ~560 s in all.
+#   PART=31: the harness probe (harness-probe.sh, perf-notes §47), the decode step untuned
+#           and tuned (e2e_decode.py --quick, autotune writing a file of its own), then the
+#           sweep (PART=5) at SWEEP_M (default 16,32) until TOTAL_S (default 560) in all.
+#           PIN=1 adds the corpus with 128x32x128 split 2 pinned for 5120x2048 and
+#           4608x2048 at M = 32 (pin_tuning.py) against the untuned corpus.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -593,15 +594,18 @@ elif [ "${PART:-1}" = 30 ]; then
   variable_ab after-ours TGV_EXP_PACE_AFTER_OURS=1 '*Graph*:*TgvPaced*:*Pdl*:*TgvStreamK*:*EpilogueEngineShapes*'
 elif [ "${PART:-1}" = 31 ]; then
   t0=$SECONDS
+  bash bench/experiments/harness-probe.sh
   rm -f /tmp/tgv-e2e-tuning.json
   "${py[@]}" TGV_TUNING_FILE=/tmp/tgv-e2e-tuning.json timeout ${E2E_S:-220} python3 bench/python/e2e_decode.py \
     --quick --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -20
   cp /tmp/tgv-e2e-tuning.json $o/e2e-tuning.json 2>/dev/null
-  "${py[@]}" python3 bench/experiments/pin_tuning.py /tmp/pinned32.json 5120:2048:32:8:2 4608:2048:32:8:2
-  corpus b2b-main ${CORPUS_S:-90} ""
-  corpus b2b-pinned ${CORPUS_S:-90} TGV_TUNING_FILE=/tmp/pinned32.json
-  for f in $o/corpus-b2b-*.csv; do echo "$f"; grep -E "^[^,]*,(5120|4608),2048,32," $f | cut -d, -f2-4,9-13; done
+  if [ "${PIN:-0}" = 1 ]; then
+    "${py[@]}" python3 bench/experiments/pin_tuning.py /tmp/pinned32.json 5120:2048:32:8:2 4608:2048:32:8:2
+    corpus b2b-main ${CORPUS_S:-90} ""
+    corpus b2b-pinned ${CORPUS_S:-90} TGV_TUNING_FILE=/tmp/pinned32.json
+    for f in $o/corpus-b2b-*.csv; do echo "$f"; grep -E "^[^,]*,(5120|4608),2048,32," $f | cut -d, -f2-4,9-13; done
+  fi
   SWEEP_S=$((${TOTAL_S:-560} - (SECONDS - t0))) SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 29 ]; then

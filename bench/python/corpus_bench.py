@@ -154,7 +154,7 @@ def capture_graph(torch, fn, calls, warm=(0,)):
     return graph
 
 
-def time_interleaved(torch, graphs, calls, rounds, reps=1):
+def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False):
     """{key: [round][rep] us per call} for the graphs of `graphs` ({key: graph}, each
     of `calls` calls): round r replays them in an order rotated by r, each `reps`
     times, every replay between its own events and no host sync between, so that a
@@ -169,13 +169,15 @@ def time_interleaved(torch, graphs, calls, rounds, reps=1):
                 start.record()
                 graphs[name].replay()
                 end.record()
+                if sync:  # --sync-replays: each replay starts on an idle GPU, as the tuners time
+                    end.synchronize()
                 pairs.append((start, end))
             events[name].append(pairs)
     torch.cuda.synchronize()
     return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
 
 
-def time_graphs(torch, fns, calls, replays, warm=(0,)):
+def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False):
     """The median us per call of each of `fns` (in their order), each captured as
     capture_graph does and replayed in `replays` interleaved rounds
     (time_interleaved)."""
@@ -187,7 +189,7 @@ def time_graphs(torch, fns, calls, replays, warm=(0,)):
             before = "the replay of implementation %d or " % (j - 1) if j else ""
             raise RuntimeError("while capturing implementation %d (%sits warm-up call ran last): %s"
                                % (j, before, e)) from e
-    times = time_interleaved(torch, graphs, calls, replays)
+    times = time_interleaved(torch, graphs, calls, replays, sync=sync)
     return [statistics.median(rep for rnd in times[j] for rep in rnd) for j in range(len(fns))]
 
 
@@ -261,6 +263,11 @@ def parse_args(argv):
                    help="each timed call followed by a one-element torch kernel, as between a model's norms and "
                         "attention (no PDL neighbour); that kernel's own time, measured alone, is subtracted "
                         "(docs/perf-notes.md sections 16 and 18)")
+    # Harness switches (perf-notes §47): each one as the sweeps (isolated.py) and the
+    # tuners time, to find which of their differences moves our small grids.
+    p.add_argument("--sync-replays", action="store_true", help="a host sync after each timed replay")
+    p.add_argument("--separate-copies", action="store_true", help="each weight copy its own allocation")
+    p.add_argument("--out-buffer", action="store_true", help="our backends write a preallocated out")
     args = p.parse_args(argv)
     if args.replays < 3:
         p.error("--replays must be >= 3")
@@ -389,8 +396,13 @@ def main(argv=None):
         n, k = s["n"], s["k"]
         w_bytes = n * k * 2
         copies, calls = plan_calls(w_bytes, l2, args.l2_factor)
-        weights = torch.empty(copies, n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
-                                                                                        generator=gen)
+        if args.separate_copies:  # one allocation per copy, as the tuners and isolated.py hold them
+            weights = [torch.empty(n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
+                                                                                     generator=gen)
+                       for _ in range(copies)]
+        else:
+            weights = torch.empty(copies, n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
+                                                                                            generator=gen)
         w_ref = weights[0].float()
         warm = alignment_classes(weights)
         floor_us = floors.get((n, k)) if floors is not None else None
@@ -403,6 +415,10 @@ def main(argv=None):
         for m in args.m:
             x = torch.randn(m, k, device=DEVICE, dtype=torch.bfloat16, generator=gen)
             ref = x.float() @ w_ref.t()
+            if args.out_buffer:  # our backends write one preallocated out per point, as the tuners' calls do
+                out_buf = torch.empty(m, n, device=DEVICE, dtype=torch.bfloat16)
+                impl_fns.update({b: (lambda x, w, b=b: tgv_gemm.linear(x, w, out=out_buf, backend=b))
+                                 for b in BACKENDS})
             row = {"label": s["label"], "producers": " ".join(s["producers"]), "n": n, "k": k, "m": m,
                    "weight_mb": w_bytes / 1e6, "rotation_mb": copies * w_bytes / 1e6, "copies": copies,
                    "calls": calls, "l2_bytes": l2, "floor_us": floor_us, "plan": plan_text(tgv_gemm, tactics, x,
@@ -432,7 +448,7 @@ def main(argv=None):
                 timed.append((name, call))
             # Every implementation of the point in interleaved rounds (time_graphs).
             try:
-                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm)
+                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm, args.sync_replays)
             except Exception:
                 print("CUDA error at %s, implementations in order: %s (plan: %s)"
                       % (point_name(row), " ".join(name for name, _ in timed), row["plan"]), file=sys.stderr, flush=True)
