@@ -111,6 +111,8 @@
 #           sweep (PART=5) at SWEEP_M (default 16,32) until TOTAL_S (default 560) in all.
 #           PIN=1 adds the corpus with 128x32x128 split 2 pinned for 5120x2048 and
 #           4608x2048 at M = 32 (pin_tuning.py) against the untuned corpus.
+#   PART=32: the decode step untuned and tuned with its tuning file kept, then isolated.py
+#           on small grids with the corpus's calls and weight copies (perf-notes §47, ~200 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -596,10 +598,9 @@ elif [ "${PART:-1}" = 31 ]; then
   t0=$SECONDS
   bash bench/experiments/harness-probe.sh
   rm -f /tmp/tgv-e2e-tuning.json
-  "${py[@]}" TGV_TUNING_FILE=/tmp/tgv-e2e-tuning.json timeout ${E2E_S:-220} python3 bench/python/e2e_decode.py \
+  "${py[@]}" timeout ${E2E_S:-220} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
     --quick --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -20
-  cp /tmp/tgv-e2e-tuning.json $o/e2e-tuning.json 2>/dev/null
   if [ "${PIN:-0}" = 1 ]; then
     "${py[@]}" python3 bench/experiments/pin_tuning.py /tmp/pinned32.json 5120:2048:32:8:2 4608:2048:32:8:2
     corpus b2b-main ${CORPUS_S:-90} ""
@@ -608,6 +609,19 @@ elif [ "${PART:-1}" = 31 ]; then
   fi
   SWEEP_S=$((${TOTAL_S:-560} - (SECONDS - t0))) SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 32 ]; then
+  # The decode step untuned and tuned, its tuning file kept (the 70B-TP8 shard ran
+  # slower tuned than untuned on an H100, perf-notes §47), then isolated.py on the
+  # harness probe's small grids at M = 1 with the corpus's calls and copies.
+  "${py[@]}" timeout ${E2E_S:-150} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
+    --quick --batches 1 4 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+  echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -20
+  for v in "40 8" "75 4" "40 4" "75 8"; do
+    echo "## isolated.py --calls ${v% *} --l2-factor ${v#* }"
+    "${py[@]}" timeout 40 python3 bench/experiments/isolated.py --calls ${v% *} --l2-factor ${v#* } --m 1 --splits 1 \
+      --shapes 4096:512,2880:1024,4096:2560,1024:4608,14336:4096 --chain-only --replays 5 2>&1 | tee $o/iso-${v/ /-}.txt \
+      | grep -E "^[0-9]+ [0-9]+ [0-9]+ \|"
+  done
 elif [ "${PART:-1}" = 29 ]; then
   # The first call of a session, whatever card came: an H200 has not run main whole
   # since 368c4a8; an H100 answers the M = 32 harness question (perf-notes §46).

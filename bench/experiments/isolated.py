@@ -52,6 +52,8 @@ def main():
     ap.add_argument("--min-mb", type=float, default=0.0, help="with --corpus: weights of at least this many MB")
     ap.add_argument("--csv", default="", help="write every candidate's chain and isolated time here")
     ap.add_argument("--gated", action="store_true", help="the silu_mul epilogue (torch: matmul, silu, mul)")
+    ap.add_argument("--calls", type=int, default=40, help="calls per captured graph (default 40)")
+    ap.add_argument("--l2-factor", type=float, default=8.0, help="weight copies total >= this x L2 (default 8)")
     ap.add_argument("--chain-only", action="store_true",
                     help="time back to back only (isolated_us written as nan): half the device time, for a refit")
     a = ap.parse_args()
@@ -72,7 +74,7 @@ def main():
     props = torch.cuda.get_device_properties(dev)
     tactics = [t for t in (L.get_tactic(i) for i in range(L.num_tactics())) if t["arch"] == 90]
     spacer = torch.zeros(1, device=dev)
-    calls = 40
+    calls = a.calls
 
     def timed(fn, copies, isolated):
         return _time_graph(_spaced(fn, spacer) if isolated else fn, calls, a.replays)
@@ -81,7 +83,7 @@ def main():
     print("spacer kernel alone: %.2f us" % alone)
     print("N K M | candidate: chain us / isolated us (spacer subtracted)")
     for n, k in shapes:
-        copies = max(2, math.ceil(8 * props.L2_cache_size / (n * k * 2)))
+        copies = max(2, math.ceil(a.l2_factor * props.L2_cache_size / (n * k * 2)))
         ws = [torch.randn(n, k, device=dev, dtype=torch.bfloat16) / math.sqrt(k) for _ in range(copies)]
         for m in [int(v) for v in a.m.split(",")]:
             x = torch.randn(m, k, device=dev, dtype=torch.bfloat16)
