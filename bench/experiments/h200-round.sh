@@ -112,7 +112,8 @@
 #           PIN=1 adds the corpus with 128x32x128 split 2 pinned for 5120x2048 and
 #           4608x2048 at M = 32 (pin_tuning.py) against the untuned corpus.
 #   PART=32: the decode step untuned and tuned with its tuning file kept, then isolated.py
-#           on small grids with the corpus's calls and weight copies (perf-notes §47, ~200 s).
+#           on small grids with the corpus's calls and weight copies, the corpus bench on them
+#           replayed on the legacy stream and on a side stream (perf-notes §47, ~260 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -621,6 +622,13 @@ elif [ "${PART:-1}" = 32 ]; then
     "${py[@]}" timeout 40 python3 bench/experiments/isolated.py --calls ${v% *} --l2-factor ${v#* } --m 1 --splits 1 \
       --shapes 4096:512,2880:1024,4096:2560,1024:4608,14336:4096 --chain-only --replays 5 2>&1 | tee $o/iso-${v/ /-}.txt \
       | grep -E "^[0-9]+ [0-9]+ [0-9]+ \|"
+  done
+  for v in plain side plain side; do
+    f=; [ $v = side ] && f=--side-stream
+    "${py[@]}" timeout 40 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --m 1 $f \
+      --shapes 4096x512 2880x1024 4096x2560 1024x4608 14336x4096 --csv $o/hp2-$v.csv > $o/hp2-$v.log 2>&1
+    echo "## corpus $v rc=$? (n,k,m,plan,auto,tgv,torch)"; cut -d, -f2-4,9,10,12,13 $o/hp2-$v.csv | tail -n +2 | tr '\n' ' '; echo
+    mv $o/hp2-$v.csv $o/hp2-$v-$SECONDS.csv
   done
 elif [ "${PART:-1}" = 29 ]; then
   # The first call of a session, whatever card came: an H200 has not run main whole

@@ -154,11 +154,18 @@ def capture_graph(torch, fn, calls, warm=(0,)):
     return graph
 
 
-def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False):
+def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=False):
     """{key: [round][rep] us per call} for the graphs of `graphs` ({key: graph}, each
     of `calls` calls): round r replays them in an order rotated by r, each `reps`
     times, every replay between its own events and no host sync between, so that a
     drift of the GPU's clocks or of the memory lands on all of them alike."""
+    if side:  # --side-stream: replayed on a stream of its own, not the legacy default stream
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            times = time_interleaved(torch, graphs, calls, rounds, reps, sync)
+        torch.cuda.current_stream().wait_stream(stream)
+        return times
     names = list(graphs)
     events = {name: [] for name in names}
     for r in range(rounds):
@@ -177,7 +184,7 @@ def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False):
     return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
 
 
-def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False):
+def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False):
     """The median us per call of each of `fns` (in their order), each captured as
     capture_graph does and replayed in `replays` interleaved rounds
     (time_interleaved)."""
@@ -189,7 +196,7 @@ def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False):
             before = "the replay of implementation %d or " % (j - 1) if j else ""
             raise RuntimeError("while capturing implementation %d (%sits warm-up call ran last): %s"
                                % (j, before, e)) from e
-    times = time_interleaved(torch, graphs, calls, replays, sync=sync)
+    times = time_interleaved(torch, graphs, calls, replays, sync=sync, side=side)
     return [statistics.median(rep for rnd in times[j] for rep in rnd) for j in range(len(fns))]
 
 
@@ -268,6 +275,7 @@ def parse_args(argv):
     p.add_argument("--sync-replays", action="store_true", help="a host sync after each timed replay")
     p.add_argument("--separate-copies", action="store_true", help="each weight copy its own allocation")
     p.add_argument("--out-buffer", action="store_true", help="our backends write a preallocated out")
+    p.add_argument("--side-stream", action="store_true", help="replays on a stream of their own, not the legacy one")
     args = p.parse_args(argv)
     if args.replays < 3:
         p.error("--replays must be >= 3")
@@ -448,7 +456,8 @@ def main(argv=None):
                 timed.append((name, call))
             # Every implementation of the point in interleaved rounds (time_graphs).
             try:
-                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm, args.sync_replays)
+                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm, args.sync_replays,
+                                    args.side_stream)
             except Exception:
                 print("CUDA error at %s, implementations in order: %s (plan: %s)"
                       % (point_name(row), " ".join(name for name, _ in timed), row["plan"]), file=sys.stderr, flush=True)
