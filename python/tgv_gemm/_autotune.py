@@ -11,7 +11,11 @@ graphs calling them) adds its (N, K, M bucket) to every open block; M above 256
 (prefill) is outside the tuning file's range and is not recorded. The tuner's and
 get_plan()'s own calls are not recorded. bmm is not recorded: the tuner times
 single GEMMs, and a choice measured at L = 1 would be recorded for a batched
-problem it was never measured on.
+problem it was never measured on. Gated calls (silu_mul_linear, gelu_tanh_mul)
+are not recorded either: the tuner times GEMMs without that epilogue, and the
+library plans gated calls by its cost model whatever the file says (a
+residual call is recorded: a tuned tgv plan serves it, a cuBLASLt verdict does
+not, since cuBLASLt's route would add an epilogue kernel the tuner never timed).
 """
 
 import contextlib

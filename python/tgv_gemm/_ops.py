@@ -291,7 +291,9 @@ def run_linear(x, weight, bias, out, backend, tactic, pdl, where, options=None, 
         opts = _DEFAULT_OPTIONS
     else:
         opts = _options(backend, tactic, pdl)
-    if _record is not None and options is None and launch is None:  # not the tuner's, not get_plan's
+    # Not the tuner's calls, not get_plan's, and not a gated call: the tuners time
+    # GEMMs without one, and the library plans gated calls by its cost model.
+    if _record is not None and options is None and launch is None and not epilogue:
         _record(n, k, m, bias is not None)
     problem = _thread_problem()
     _pack(

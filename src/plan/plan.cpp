@@ -204,6 +204,11 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   // of it makes the measurement moot.
   const bool all_auto = o.tactic < 0 && o.split_k == 0 && o.stages == 0;
   const TunedChoice* tuned = (tuning != nullptr && all_auto) ? tuning->find(g.n, g.k, g.m) : nullptr;
+  // The tuners time GEMMs with the caller's bias and no other epilogue. A gated
+  // call runs another kernel (gate and up rows per tile) that no entry timed, and
+  // cuBLASLt's route for a residual adds our epilogue kernel and an fp32 scratch
+  // round trip that a cuBLASLt verdict never paid: the cost model plans those.
+  if (tuned != nullptr && (g.act != Act::None || (tuned->cublas && g.has_residual()))) tuned = nullptr;
   if (tuned != nullptr && tuned->cublas) {
     if (!tgv_required) return p;  // measured: cuBLASLt is faster here
     tuned = nullptr;              // backend=tgv: the cost model picks among ours

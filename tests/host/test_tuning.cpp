@@ -216,4 +216,52 @@ TEST(Tuning, IllegalTunedChoicesFallBackToTheUntunedPlan) {
   }
 }
 
+// The tuners time each recorded (N, K, M) as a GEMM with the caller's bias and
+// nothing else. Their entry serves such calls and a residual call's tgv plan
+// (the same main loop); a gated call (another kernel) and a residual call's
+// cuBLASLt verdict (which would add an epilogue kernel no entry timed) are
+// planned by the cost model, as untuned.
+TEST(Tuning, EntriesServeOnlyTheCallsTheyTimed) {
+#ifndef TGV_WITH_SM90
+  GTEST_SKIP() << "built without sm_90a kernels";
+#endif
+  TuningTable t;
+  std::string error;
+  const std::string entries =
+      "{\"n\": 28672, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 4, \"split_k\": 1},"
+      "{\"n\": 5120, \"k\": 4096, \"m\": 8, \"backend\": \"cublas\", \"tactic\": -1, \"split_k\": 1},"
+      "{\"n\": 6144, \"k\": 4096, \"m\": 8, \"backend\": \"tgv\", \"tactic\": 4, \"split_k\": 1}";
+  ASSERT_TRUE(t.parse(file(entries), kGpu, 132, tgv_version_string(), &error)) << error;
+  ASSERT_EQ(tgv::detail::tactic(4).cta_n, 128);  // a 128-token tile: no model picks it at M = 8
+  const auto auto_opts = options(TGV_BACKEND_AUTO);
+  auto same = [](const tgv::detail::Plan& a, const tgv::detail::Plan& b) {
+    return a.backend == b.backend && a.tactic == b.tactic && a.split_k == b.split_k && a.stages == b.stages;
+  };
+
+  // Plain calls follow their entries.
+  EXPECT_EQ(tgv::detail::plan(desc(8, 28672, 4096), auto_opts, h200(), &t).tactic, 4);
+  EXPECT_EQ(tgv::detail::plan(desc(8, 5120, 4096), auto_opts, h200(), &t).backend, TGV_BACKEND_CUBLAS);
+
+  // A gated call over the same weight: the cost model's plan, not tactic 4.
+  GemmDesc gated = desc(8, 28672, 4096);
+  gated.act = tgv::detail::Act::SiluMul;
+  gated.out.ld = 28672 / 2;
+  const auto gated_untuned = tgv::detail::plan(gated, auto_opts, h200());
+  ASSERT_EQ(gated_untuned.backend, TGV_BACKEND_TGV);
+  ASSERT_NE(gated_untuned.tactic, 4);
+  EXPECT_TRUE(same(tgv::detail::plan(gated, auto_opts, h200(), &t), gated_untuned));
+
+  // A residual call: a cuBLASLt verdict is not followed (our kernel, fused) ...
+  GemmDesc residual = desc(8, 5120, 4096);
+  int dummy = 0;
+  residual.residual.ptr = &dummy;
+  residual.residual.ld = 5120;
+  const auto residual_untuned = tgv::detail::plan(residual, auto_opts, h200());
+  ASSERT_EQ(residual_untuned.backend, TGV_BACKEND_TGV);
+  EXPECT_TRUE(same(tgv::detail::plan(residual, auto_opts, h200(), &t), residual_untuned));
+  // ... a tgv entry is.
+  residual.n = 6144, residual.out.ld = 6144, residual.residual.ld = 6144, residual.w.ld = 4096;
+  EXPECT_EQ(tgv::detail::plan(residual, auto_opts, h200(), &t).tactic, 4);
+}
+
 }  // namespace

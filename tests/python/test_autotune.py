@@ -125,6 +125,14 @@ def test_the_tuners_and_get_plans_calls_are_not_recorded(launches, tuner):
     assert tuner == [], "nothing recorded: nothing tuned"
 
 
+def test_gated_calls_are_not_recorded_residual_calls_are(launches, tuner):
+    with tgv_gemm.autotune() as block:
+        run(4, 8192, 1024, epilogue=_tune.L.EPILOGUES["silu_mul"])  # timed as plain, it would misinform
+        run(4, 4096, 1024, residual=FakeTensor(4, 4096))
+    assert len(launches) == 2, "both calls ran"
+    assert block.calls == {(4096, 1024, 4): 1}
+
+
 def tuning_text(gpu, sm_count, version, entries):
     """A tuning file's text as the library writes it (src/plan/tuning.hpp's format)."""
     return json.dumps({"format": "tgv-gemm-tuning/1", "library_version": version, "gpu": gpu,
