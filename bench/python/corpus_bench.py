@@ -404,13 +404,11 @@ def main(argv=None):
         n, k = s["n"], s["k"]
         w_bytes = n * k * 2
         copies, calls = plan_calls(w_bytes, l2, args.l2_factor)
-        if args.separate_copies:  # one allocation per copy, as the tuners and isolated.py hold them
-            weights = [torch.empty(n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
-                                                                                     generator=gen)
-                       for _ in range(copies)]
-        else:
-            weights = torch.empty(copies, n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
-                                                                                            generator=gen)
+        def draw(*lead):
+            return torch.empty(*lead, n, k, device=DEVICE, dtype=torch.bfloat16).normal_(0, 1 / math.sqrt(k),
+                                                                                        generator=gen)
+        # --separate-copies: one allocation per copy, as the tuners and isolated.py hold them.
+        weights = [draw() for _ in range(copies)] if args.separate_copies else draw(copies)
         w_ref = weights[0].float()
         warm = alignment_classes(weights)
         floor_us = floors.get((n, k)) if floors is not None else None
