@@ -126,6 +126,12 @@ untuned=/nonexistent/tgv-untuned.json
 # The Python benches untuned, on this build's library.
 py=(env TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPATH=$c/python)
 nvidia-smi --query-gpu=name,uuid,vbios_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
+# Clocks, power and throttle reasons every 200 ms for the whole call: a small grid's rate
+# follows the SM clock, a full grid's the memory (perf-notes §48's harness question).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+  --format=csv -lms 200 > $o/clocks.csv 2>/dev/null &
+clock_log=$!
+trap 'kill $clock_log 2>/dev/null' EXIT
 # The GPU suite and the example (gpu-check.sh), pytest and the sanitizers unless PYTEST=0 / SANITIZE=0.
 check() {
   TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} \
@@ -618,7 +624,7 @@ elif [ "${PART:-1}" = 32 ]; then
     --quick --batches 1 4 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -20
   for v in "40 8" "75 4" "40 4" "75 8"; do
-    echo "## isolated.py --calls ${v% *} --l2-factor ${v#* }"
+    echo "## isolated.py --calls ${v% *} --l2-factor ${v#* } (from $(date +%T))"
     "${py[@]}" timeout 40 python3 bench/experiments/isolated.py --calls ${v% *} --l2-factor ${v#* } --m 1 --splits 1 \
       --shapes 4096:512,2880:1024,4096:2560,1024:4608,14336:4096 --chain-only --replays 5 2>&1 | tee $o/iso-${v/ /-}.txt \
       | grep -E "^[0-9]+ [0-9]+ [0-9]+ \|"
@@ -627,7 +633,7 @@ elif [ "${PART:-1}" = 32 ]; then
     f=; [ $v = side ] && f=--side-stream
     "${py[@]}" timeout 40 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --m 1 $f \
       --shapes 4096x512 2880x1024 4096x2560 1024x4608 14336x4096 --csv $o/hp2-$v.csv > $o/hp2-$v.log 2>&1
-    echo "## corpus $v rc=$? (n,k,m,plan,auto,tgv,torch)"; cut -d, -f2-4,9,10,12,13 $o/hp2-$v.csv | tail -n +2 | tr '\n' ' '; echo
+    echo "## corpus $v rc=$? (to $(date +%T); n,k,m,plan,auto,tgv,torch)"; cut -d, -f2-4,9,10,12,13 $o/hp2-$v.csv | tail -n +2 | tr '\n' ' '; echo
     mv $o/hp2-$v.csv $o/hp2-$v-$SECONDS.csv
   done
 elif [ "${PART:-1}" = 29 ]; then
