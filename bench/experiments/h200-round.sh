@@ -113,7 +113,8 @@
 #           4608x2048 at M = 32 (pin_tuning.py) against the untuned corpus.
 #   PART=32: the decode step untuned and tuned with its tuning file kept, then isolated.py
 #           on small grids with the corpus's calls and weight copies, the corpus bench on them
-#           replayed on the legacy stream and on a side stream (perf-notes §47, ~260 s).
+#           replayed on the legacy stream and on a side stream, auto's and torch's graphs
+#           each alone (perf-notes §47, ~300 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -635,6 +636,14 @@ elif [ "${PART:-1}" = 32 ]; then
       --shapes 4096x512 2880x1024 4096x2560 1024x4608 14336x4096 --csv $o/hp2-$v.csv > $o/hp2-$v.log 2>&1
     echo "## corpus $v rc=$? (to $(date +%T); n,k,m,plan,auto,tgv,torch)"; cut -d, -f2-4,9,10,12,13 $o/hp2-$v.csv | tail -n +2 | tr '\n' ' '; echo
     mv $o/hp2-$v.csv $o/hp2-$v-$SECONDS.csv
+  done
+  # Each implementation's graph replayed alone (no other graph between its replays),
+  # as isolated.py replays one candidate's.
+  for v in auto torch; do
+    "${py[@]}" timeout 40 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --m 1 --impls $v \
+      --shapes 4096x512 2880x1024 4096x2560 1024x4608 14336x4096 --csv $o/hp2-alone-$v.csv > $o/hp2-alone-$v.log 2>&1
+    echo "## corpus $v alone rc=$? (to $(date +%T); n,k,m,plan,auto,cublas,tgv,torch)"
+    cut -d, -f2-4,9-13 $o/hp2-alone-$v.csv | tail -n +2 | tr '\n' ' '; echo
   done
 elif [ "${PART:-1}" = 29 ]; then
   # The first call of a session, whatever card came: an H200 has not run main whole

@@ -276,6 +276,8 @@ def parse_args(argv):
     p.add_argument("--separate-copies", action="store_true", help="each weight copy its own allocation")
     p.add_argument("--out-buffer", action="store_true", help="our backends write a preallocated out")
     p.add_argument("--side-stream", action="store_true", help="replays on a stream of their own, not the legacy one")
+    p.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS),
+                   help="time only these implementations (default all; the summary needs torch)")
     args = p.parse_args(argv)
     if args.replays < 3:
         p.error("--replays must be >= 3")
@@ -433,6 +435,9 @@ def main(argv=None):
             for name in IMPLS:
                 fn = impl_fns[name]
                 row[name + "_us"] = None
+                if name not in args.impls:  # --impls: not timed (no graph beside the others')
+                    row[name + "_status"] = "skipped"
+                    continue
                 try:
                     bad = check(torch, fn(x, weights[0]), ref)
                 except tgv_gemm.TgvNotSupportedError:
