@@ -624,6 +624,13 @@ elif [ "${PART:-1}" = 32 ]; then
   "${py[@]}" timeout ${E2E_S:-150} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
     --quick --batches 1 4 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -20
+  # The same file without its cuBLASLt entries (the tuner's spaced timing prefers cuBLASLt
+  # for o and down by < 0.5 us where back to back ours wins by ~1 us, perf-notes §48).
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["entries"] = [e for e in d["entries"] if e["backend"] != "cublas"]; json.dump(d, open(sys.argv[2], "w"), indent=1)' \
+    $o/e2e-tuning.json $o/e2e-tuning-tgv.json && \
+  "${py[@]}" timeout ${E2E_S:-150} python3 bench/python/e2e_decode.py --tuned-from $o/e2e-tuning-tgv.json \
+    --quick --batches 1 4 --csv $o/e2e-tgv.csv > $o/e2e-tgv.txt 2>&1
+  echo "e2e tgv entries only rc=$?"; grep -E "^\| (8b|70b)|check|tuned columns" $o/e2e-tgv.txt | head -20
   for v in "40 8" "75 4" "40 4" "75 8"; do
     echo "## isolated.py --calls ${v% *} --l2-factor ${v#* } (from $(date +%T))"
     "${py[@]}" timeout 40 python3 bench/experiments/isolated.py --calls ${v% *} --l2-factor ${v#* } --m 1 --splits 1 \

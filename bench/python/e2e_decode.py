@@ -58,6 +58,7 @@ import argparse
 import datetime
 import inspect
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -107,6 +108,9 @@ def parse_args(argv):
     p.add_argument("--tune-replays", type=int, default=7, help="the tuner's replays per candidate (default 7)")
     p.add_argument("--tuning-file", default=None,
                    help="tuning file to start from and write (default: a fresh temporary one, so untuned is untuned)")
+    p.add_argument("--tuned-from", default=None, metavar="FILE",
+                   help="the tuned columns read this tuning file as it is (no autotune; the untuned columns stay "
+                        "untuned): a tuner's file, edited, to find which of its entries a model loses on")
     p.add_argument("--csv", default="e2e_decode.csv", help="CSV output (default e2e_decode.csv)")
     p.add_argument("--verbose", action="store_true", help="print the tuner's choices")
     args = p.parse_args(argv)
@@ -120,6 +124,8 @@ def parse_args(argv):
         args.replays = 2 if args.tiny else 10
     if args.device == "cpu" and args.models != ["tiny"]:
         p.error("--device cpu runs only the tiny model (pass --tiny)")
+    if args.tuned_from and (args.tuning_file or args.no_tune):
+        p.error("--tuned-from replaces the tuning step: not with --tuning-file or --no-tune")
     if min(args.batches) < 1 or args.prompt < 1 or args.rounds < 1 or args.replays < 1:
         p.error("--batches, --prompt, --rounds and --replays must be >= 1")
     return args
@@ -444,7 +450,16 @@ def main(argv=None):
 
         for layers in counts:
             bench.measure(model, full_layers, name, untuned, layers, results, failed)
-        if not args.no_tune:
+        if args.tuned_from:
+            shutil.copyfile(args.tuned_from, os.environ["TGV_TUNING_FILE"])
+            tgv_gemm.reload_tuning()
+            print("tuned columns: %s as it is (copied to %s; no autotune)" % (args.tuned_from,
+                                                                            os.environ["TGV_TUNING_FILE"]))
+            for layers in counts:
+                bench.measure(model, full_layers, name, tuned, layers, results, failed)
+            os.remove(os.environ["TGV_TUNING_FILE"])  # the next model's untuned columns are untuned
+            tgv_gemm.reload_tuning()
+        elif not args.no_tune:
             t0 = time.monotonic()
             bench.truncate(model, full_layers, min(counts))
             # The warm-up an engine would run before capturing its decode graphs:
