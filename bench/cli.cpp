@@ -52,13 +52,15 @@ options:
   --host-overhead  also time the host side of eager calls (us per call, a column per backend)
   --pdl 0|1        programmatic dependent launch (default 1); the stream floor
                    that the x/stream ratios divide by is launched the same way
-  --neighbours kernels|self
+  --neighbours kernels|self|both
                    the table and --tune: each timed call (and the stream floor's)
                    followed by a one-thread kernel that neither waits nor triggers
                    (its time alone subtracted), as a model's GEMMs sit between norms
-                   and attention (kernels: --tune's default, as tgv_gemm.tune), or
-                   calls back to back, each GEMM's weight stream starting under the
-                   previous one's tail (self: the table's default)
+                   and attention (kernels), or calls back to back, each GEMM's weight
+                   stream starting under the previous one's tail (self: the table's
+                   default); --tune only: both (its default, as tgv_gemm.tune), each
+                   candidate scored by the mean of the two, as a model's GEMMs have
+                   both kinds of neighbour
   --bias           add a bias of N elements
   --reps N         timed graph replays; the median is reported (default 9)
   --csv FILE       also write the results as CSV
@@ -202,8 +204,8 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
       if (!select_mode(option)) return CliAction::Error;
       cli->tune_path = value;
     } else if (option == "--neighbours") {
-      if (value != "kernels" && value != "self") {
-        *error = "--neighbours: '" + value + "' is not kernels or self";
+      if (value != "kernels" && value != "self" && value != "both") {
+        *error = "--neighbours: '" + value + "' is not kernels, self or both";
         return CliAction::Error;
       }
       cli->neighbours = value;
@@ -257,6 +259,10 @@ CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error) {
   if (!cli->neighbours.empty() && (cli->mode != Mode::Isolated || cli->validate)) {
     *error = "--neighbours applies to the table and to --tune (chain and floor time their own arrangements; "
              "--validate times nothing)";
+    return CliAction::Error;
+  }
+  if (cli->neighbours == "both" && cli->tune_path.empty()) {
+    *error = "--neighbours both: only with --tune (the table times each call one way: kernels or self)";
     return CliAction::Error;
   }
   return CliAction::Run;

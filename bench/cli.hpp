@@ -29,7 +29,8 @@ struct Cli {
   int32_t stages = tgv::kAutoStages;
   bool host_overhead = false;
   std::string tune_path;  // --tune: write the tuning file here
-  // --neighbours as typed: "kernels", "self", or empty (the mode's default; between_kernels()).
+  // --neighbours as typed: "kernels", "self", "both" (--tune only), or empty (the mode's
+  // default: self for the table, both for --tune; between_kernels(), back_to_back()).
   std::string neighbours;
   bool validate = false;  // --validate: the correctness grid and its verdict, no timing
   bool pdl = true;
@@ -42,11 +43,14 @@ struct Cli {
 
 enum class CliAction { Run, Help, Error };
 
-// Whether the timed calls are each followed by a spacer kernel (--neighbours
-// kernels; the default for --tune) or back to back (self; the table's default).
+// Whether the calls are timed each followed by a spacer kernel (--neighbours
+// kernels, or both: --tune's default) and whether back to back (self, the
+// table's default, or both); --tune with both scores a candidate by the mean.
 inline bool between_kernels(const Cli& cli) {
-  return cli.neighbours.empty() ? !cli.tune_path.empty() : cli.neighbours == "kernels";
+  const bool both = cli.neighbours == "both" || (cli.neighbours.empty() && !cli.tune_path.empty());
+  return both || cli.neighbours == "kernels";
 }
+inline bool back_to_back(const Cli& cli) { return cli.neighbours != "kernels"; }
 
 // Fills `cli` from argv (defaults for what is not given). On Error, `error` says why.
 CliAction parse_cli(int argc, char** argv, Cli* cli, std::string* error);

@@ -111,7 +111,8 @@
 #           sweep (PART=5) at SWEEP_M (default 16,32) until TOTAL_S (default 560) in all.
 #           PIN=1 adds the corpus with 128x32x128 split 2 pinned for 5120x2048 and
 #           4608x2048 at M = 32 (pin_tuning.py) against the untuned corpus.
-#   PART=32: the decode step untuned and tuned with its tuning file kept, then isolated.py
+#   PART=32: the decode step untuned and tuned (the tuner's default, then neighbours="kernels"),
+#           the tuning files kept, then isolated.py
 #           on small grids with the corpus's calls and weight copies, the corpus bench on them
 #           replayed on the legacy stream and on a side stream, auto's and torch's graphs
 #           each alone (perf-notes §47, ~300 s).
@@ -624,13 +625,10 @@ elif [ "${PART:-1}" = 32 ]; then
   "${py[@]}" timeout ${E2E_S:-150} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
     --quick --batches 1 4 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -20
-  # The same file without its cuBLASLt entries (the tuner's spaced timing prefers cuBLASLt
-  # for o and down by < 0.5 us where back to back ours wins by ~1 us, perf-notes §48).
-  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["entries"] = [e for e in d["entries"] if e["backend"] != "cublas"]; json.dump(d, open(sys.argv[2], "w"), indent=1)' \
-    $o/e2e-tuning.json $o/e2e-tuning-tgv.json && \
-  "${py[@]}" timeout ${E2E_S:-150} python3 bench/python/e2e_decode.py --tuned-from $o/e2e-tuning-tgv.json \
-    --quick --batches 1 4 --csv $o/e2e-tgv.csv > $o/e2e-tgv.txt 2>&1
-  echo "e2e tgv entries only rc=$?"; grep -E "^\| (8b|70b)|check|tuned columns" $o/e2e-tgv.txt | head -20
+  # The old tuner's order alone (neighbours="kernels", perf-notes §48), its file kept too.
+  "${py[@]}" timeout ${E2E_S:-150} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning-kernels.json \
+    --tune-neighbours kernels --quick --batches 1 4 --csv $o/e2e-kernels.csv > $o/e2e-kernels.txt 2>&1
+  echo "e2e kernels rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e-kernels.txt | head -20
   for v in "40 8" "75 4" "40 4" "75 8"; do
     echo "## isolated.py --calls ${v% *} --l2-factor ${v#* } (from $(date +%T))"
     "${py[@]}" timeout 40 python3 bench/experiments/isolated.py --calls ${v% *} --l2-factor ${v#* } --m 1 --splits 1 \

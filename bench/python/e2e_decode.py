@@ -106,6 +106,8 @@ def parse_args(argv):
     p.add_argument("--no-fuse", action="store_true", help="skip the fused columns")
     p.add_argument("--tune-budget", type=float, default=None, help="seconds of tuning per model (autotune budget_s)")
     p.add_argument("--tune-replays", type=int, default=7, help="the tuner's replays per candidate (default 7)")
+    p.add_argument("--tune-neighbours", default="both", choices=["both", "kernels", "self"],
+                   help="how the tuner times each candidate (tgv_gemm.autotune's neighbours; default both)")
     p.add_argument("--tuning-file", default=None,
                    help="tuning file to start from and write (default: a fresh temporary one, so untuned is untuned)")
     p.add_argument("--tuned-from", default=None, metavar="FILE",
@@ -466,7 +468,7 @@ def main(argv=None):
             # one decode step per batch (M = B for every linear), no cache; unfused
             # and fused, so both the gate/up and the merged shapes are recorded.
             with tgv_gemm.autotune(budget_s=args.tune_budget, replays=args.tune_replays,
-                                   verbose=args.verbose) as block:
+                                   neighbours=args.tune_neighbours, verbose=args.verbose) as block:
                 for fuse in [False] + ([] if args.no_fuse else [True]):
                     h = tgv_gemm.patch(model, fuse=fuse)
                     with torch.inference_mode():
@@ -474,8 +476,8 @@ def main(argv=None):
                             ids = torch.zeros(batch, 1, dtype=torch.long, device=bench.device)
                             model(input_ids=ids, use_cache=False)
                     h.unpatch()
-            print("autotune: %d shapes x %d buckets recorded, %d points tuned in %.1f s%s" % (
-                len(block.shapes), len({m for ms in block.shapes.values() for m in ms}), len(block.entries),
+            print("autotune (neighbours=%s): %d shapes x %d buckets recorded, %d points tuned in %.1f s%s" % (
+                args.tune_neighbours, len(block.shapes), len({m for ms in block.shapes.values() for m in ms}), len(block.entries),
                 time.monotonic() - t0, "; not tuned: %s" % block.skipped if block.skipped else ""))
             for layers in counts:
                 bench.measure(model, full_layers, name, tuned, layers, results, failed)

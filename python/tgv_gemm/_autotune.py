@@ -75,9 +75,10 @@ class autotune:
     budget_s: start no new shape once this many seconds of tuning have passed
         (the shape in progress finishes).
     verbose: print what was recorded and what the tuner chose.
-    bias, replays, neighbours: passed to tgv_gemm.tune (neighbours="kernels",
-        the default, times each call between other kernels, as the GEMMs of a
-        model run; "self" back to back).
+    bias, replays, neighbours: passed to tgv_gemm.tune (neighbours="both",
+        the default, scores each candidate by the mean of its time back to back
+        and between other kernels, as a model's GEMMs have both kinds of
+        neighbour; "self" or "kernels" one order only).
 
     Blocks nest (and may be opened from several threads): a call is recorded
     by every open block; a block that closes while another is still open
@@ -95,7 +96,7 @@ class autotune:
     """
 
     def __init__(self, *, path=None, ms=None, max_shapes=None, budget_s=None, verbose=False, bias=False,
-                 replays=7, neighbours="kernels"):
+                 replays=7, neighbours="both"):
         _tune.check_neighbours(neighbours, "tgv_gemm.autotune")
         if ms is not None:
             ms = sorted(set(int(m) for m in ms))

@@ -8,14 +8,18 @@ split-K factor of the tuner's list whose grid stays within two waves, with the
 deepest ring and, on sm_90, a shallower one; then cuBLASLt) the way tgv-bench
 does: weight copies totalling 8x the L2 cache, rotated through calls
 captured (thread-locally) in one CUDA graph, the median of the replays.
-neighbours="kernels" (the default) times each call followed by a one-element
-kernel that neither waits nor triggers programmatically (its own time, measured
-the same way, subtracted): what a GEMM inside a model sees, between norms and
-attention, where PDL has no earlier GEMM to overlap; neighbours="self" times
-the calls back to back, where each GEMM's weight stream starts under the
-previous one's tail (PDL): right for a chain of tgv GEMMs (docs/perf-notes.md
-§16 measured the two orders differ by 1.5-3.5 us and rank candidates
-differently).
+neighbours="both" (the default) scores each candidate by the mean of two
+timings: back to back ("self") and each call followed by a one-element kernel
+that neither waits nor triggers programmatically, its own time (measured the
+same way) subtracted ("kernels"). Inside a model a GEMM has both kinds of
+neighbour: q/k/v or gate/up then down run back to back, where each GEMM's
+weight stream starts under the previous one's tail (PDL), and o_proj sits
+between attention and a residual add, where PDL has no earlier GEMM to
+overlap. The two orders rank candidates differently (docs/perf-notes.md §16,
+§48): on the H200's 892-point sweep the "kernels" winner was more than 5%
+slower back to back at 251 points, the "self" winner more than 5% slower
+between kernels at 190, the mean's winner at 48 and 61. neighbours="kernels"
+or "self" times one order only (half the tuning time).
 A candidate the library refuses is skipped; one whose output misses the fp32
 reference is reported and never chosen. The library's writer
 (tgv_write_tuning_file) writes the winners to the tuning file the library
@@ -34,7 +38,7 @@ from . import _lib as L
 from . import _ops
 
 BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-NEIGHBOURS = ("kernels", "self")
+NEIGHBOURS = ("both", "kernels", "self")
 
 
 def tuning_file_path():
@@ -102,8 +106,9 @@ def _time_graph(fn, calls, replays):
 
 def check_neighbours(neighbours, who):
     if neighbours not in NEIGHBOURS:
-        raise L.TgvValueError("%s: neighbours=%r: expected 'kernels' (each call between other kernels, as in a "
-                              "model) or 'self' (calls back to back)" % (who, neighbours), L.ERROR_INVALID_ARGUMENT)
+        raise L.TgvValueError("%s: neighbours=%r: expected 'both' (the mean of the two orders), 'kernels' (each "
+                              "call between other kernels) or 'self' (calls back to back)" % (who, neighbours),
+                              L.ERROR_INVALID_ARGUMENT)
 
 
 def _spaced(fn, spacer):
@@ -114,11 +119,12 @@ def _spaced(fn, spacer):
 
 
 def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0, device=None, verbose=True,
-         neighbours="kernels"):
+         neighbours="both"):
     """Times the candidates for every (N, K) in `shapes` and M in `ms` (powers of
-    two: the file's buckets; M in (m/2, m] uses bucket m), each call between
-    other kernels (neighbours="kernels", the default) or back to back
-    (neighbours="self"; see the file's docstring), and writes the winners to
+    two: the file's buckets; M in (m/2, m] uses bucket m), each scored by the
+    mean of its time back to back and between other kernels (neighbours="both",
+    the default), or by one of them ("self", "kernels"; see the file's
+    docstring), and writes the winners to
     `path` (default: tuning_file_path(); "" or False: write nothing). Returns the
     entries as dicts (n, k, m, backend, tactic, split_k, stages, us, cublas_us).
     When `path` is the file the library reads (tuning_file_path()), the library
@@ -139,7 +145,7 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
     # streams.
     with torch.cuda.device(device), torch.cuda.stream(torch.cuda.Stream(device)):
         spacer, spacer_us = None, 0.0
-        if neighbours == "kernels":
+        if neighbours in ("kernels", "both"):
             spacer = torch.zeros(1, device=device)
             spacer_us = _time_graph(lambda i: spacer.add_(1.0), 40, replays)
         for n, k in shapes:
@@ -175,10 +181,12 @@ def tune(shapes, ms=BUCKETS, *, path=None, bias=False, replays=7, l2_factor=8.0,
                         _ops.run_linear(x, weights[i % copies], b, out, backend, None, None, "tgv_gemm.tune",
                                         options=opts)
 
-                    if spacer is None:
-                        us = _time_graph(call, calls, replays)
-                    else:
-                        us = max(_time_graph(_spaced(call, spacer), calls, replays) - spacer_us, 0.0)
+                    times = []
+                    if neighbours in ("self", "both"):
+                        times.append(_time_graph(call, calls, replays))
+                    if neighbours in ("kernels", "both"):
+                        times.append(max(_time_graph(_spaced(call, spacer), calls, replays) - spacer_us, 0.0))
+                    us = sum(times) / len(times)
                     if backend == "cublas":
                         cublas_us = us
                     if best is None or us < best["us"]:

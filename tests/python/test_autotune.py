@@ -66,7 +66,7 @@ def tuner(monkeypatch, tmp_path):
     tmp_path/tuning.json."""
     calls = []
 
-    def fake_tune(shapes, ms, *, path=None, bias=False, replays=7, verbose=True, neighbours="kernels", **kw):
+    def fake_tune(shapes, ms, *, path=None, bias=False, replays=7, verbose=True, neighbours="both", **kw):
         calls.append({"shapes": list(shapes), "ms": list(ms), "path": path, "bias": bias, "replays": replays,
                       "neighbours": neighbours})
         return [{"n": n, "k": k, "m": m, "backend": "tgv", "tactic": 3, "split_k": 2, "stages": 0, "us": 10.0,
@@ -111,8 +111,8 @@ def test_records_shapes_bucketed_and_counted(launches, tuner):
     # One tuner call a shape, at that shape's recorded buckets, writing nothing itself.
     assert tuner == [
         {"shapes": [(4096, 1024)], "ms": [1, 4, 8], "path": "", "bias": False, "replays": 7,
-         "neighbours": "kernels"},
-        {"shapes": [(1024, 4096)], "ms": [8], "path": "", "bias": False, "replays": 7, "neighbours": "kernels"},
+         "neighbours": "both"},
+        {"shapes": [(1024, 4096)], "ms": [8], "path": "", "bias": False, "replays": 7, "neighbours": "both"},
     ]
 
 
@@ -156,7 +156,7 @@ def test_writes_the_librarys_file_merged(launches, tuner, tmp_path):
     assert got == {(8192, 8192, 2): ("tgv", 1, 1), (4096, 1024, 1): ("tgv", 3, 2)}
     assert [e["m"] for e in block.entries] == [1]
     assert tuner[0]["replays"] == 5 and tuner[0]["bias"] is True
-    assert tuner[0]["neighbours"] == "kernels", "by default timed as a model's GEMMs run: between other kernels"
+    assert tuner[0]["neighbours"] == "both", "by default scored as a model's GEMMs run: after ours and after others"
     # A file for another GPU is replaced whole.
     path.write_text(tuning_text("NVIDIA B200", 148, "0.1.0", old))
     with tgv_gemm.autotune():
@@ -326,5 +326,5 @@ def test_neighbours_is_passed_on_and_checked(launches, tuner):
     with tgv_gemm.autotune(neighbours="self"):
         run(1, 4096, 1024)
     assert [c["neighbours"] for c in tuner] == ["self"]
-    with pytest.raises(ValueError, match="neighbours='chain': expected 'kernels'"):
+    with pytest.raises(ValueError, match="neighbours='chain': expected 'both'"):
         tgv_gemm.autotune(neighbours="chain")

@@ -136,7 +136,7 @@ def test_m_must_be_a_bucket():
 
 
 def test_neighbours_must_be_known():
-    with pytest.raises(ValueError, match=r"tgv_gemm.tune: neighbours='pdl': expected 'kernels' .* or 'self'"):
+    with pytest.raises(ValueError, match=r"tgv_gemm.tune: neighbours='pdl': expected 'both' .*'kernels' .* or 'self'"):
         tgv_gemm.tune([(256, 256)], ms=[1], path="", neighbours="pdl")
 
 
@@ -160,7 +160,7 @@ def test_writing_the_librarys_file_reloads_it(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("neighbours", ["kernels", "self"])
+@pytest.mark.parametrize("neighbours", ["both", "kernels", "self"])
 def test_a_short_tuning_run(tmp_path, neighbours):
     path = str(tmp_path / "tuning.json")
     entries = tgv_gemm.tune([(1000, 1024)], ms=[1, 64], path=path, replays=3, l2_factor=1.0, verbose=False,
