@@ -116,6 +116,9 @@
 #           on small grids with the corpus's calls and weight copies, the corpus bench on them
 #           replayed on the legacy stream and on a side stream, auto's and torch's graphs
 #           each alone (perf-notes §47, ~300 s).
+#   PART=33: the corpus with each timed replay after another graph and after its own
+#           (--warm-replays 1) on the harness shapes, then whole both ways, then the sweep
+#           at SWEEP_M until TOTAL_S (perf-notes §48, ~540 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -617,6 +620,24 @@ elif [ "${PART:-1}" = 31 ]; then
     for f in $o/corpus-b2b-*.csv; do echo "$f"; grep -E "^[^,]*,(5120|4608),2048,32," $f | cut -d, -f2-4,9-13; done
   fi
   SWEEP_S=$((${TOTAL_S:-560} - (SECONDS - t0))) SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
+  gzip -f $o/*.csv
+elif [ "${PART:-1}" = 33 ]; then
+  # The corpus's interleaving (perf-notes §48): the harness shapes at M = 1, 8, 32 with
+  # each timed replay right after another implementation's graph (as the corpus has
+  # timed since 2026-12-03) and after an untimed replay of its own (--warm-replays 1),
+  # alternated; then the whole corpus both ways, then the sweep (PART=5) at SWEEP_M
+  # (default 16,32) for what is left of TOTAL_S (default 540).
+  t0=$SECONDS
+  for v in plain warm plain warm; do
+    f=; [ $v = warm ] && f="--warm-replays 1"
+    "${py[@]}" timeout 60 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --m 1 8 32 $f \
+      --shapes 4096x512 2880x1024 4096x2560 1024x4608 5120x2048 4608x2048 14336x4096 --csv $o/hp3.csv > $o/hp3-$v.log 2>&1
+    echo "## corpus $v rc=$? (n,k,m,plan,auto,tgv,torch)"; cut -d, -f2-4,9,10,12,13 $o/hp3.csv | tail -n +2 | tr '\n' ' '; echo
+    mv $o/hp3.csv $o/hp3-$v-$SECONDS.csv
+  done
+  corpus b2b-warm ${CORPUS_S:-150} "" --warm-replays 1
+  corpus b2b ${CORPUS_S:-150} ""
+  SWEEP_S=$((${TOTAL_S:-540} - (SECONDS - t0))) SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 32 ]; then
   # The decode step untuned and tuned, its tuning file kept (the 70B-TP8 shard ran

@@ -154,7 +154,7 @@ def capture_graph(torch, fn, calls, warm=(0,)):
     return graph
 
 
-def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=False):
+def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=False, warm=0):
     """{key: [round][rep] us per call} for the graphs of `graphs` ({key: graph}, each
     of `calls` calls): round r replays them in an order rotated by r, each `reps`
     times, every replay between its own events and no host sync between, so that a
@@ -163,13 +163,18 @@ def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=Fals
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            times = time_interleaved(torch, graphs, calls, rounds, reps, sync)
+            times = time_interleaved(torch, graphs, calls, rounds, reps, sync, warm=warm)
         torch.cuda.current_stream().wait_stream(stream)
         return times
     names = list(graphs)
     events = {name: [] for name in names}
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
+            # --warm-replays: untimed replays of the same graph first, so that the timed
+            # one follows itself, as a model's decode graph follows the previous step's
+            # (perf-notes §48: right after another graph our small grids ran 5-30% slower).
+            for _ in range(warm):
+                graphs[name].replay()
             pairs = []
             for _ in range(reps):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -184,7 +189,7 @@ def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=Fals
     return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
 
 
-def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False):
+def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False, warm_replays=0):
     """The median us per call of each of `fns` (in their order), each captured as
     capture_graph does and replayed in `replays` interleaved rounds
     (time_interleaved)."""
@@ -196,7 +201,7 @@ def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False):
             before = "the replay of implementation %d or " % (j - 1) if j else ""
             raise RuntimeError("while capturing implementation %d (%sits warm-up call ran last): %s"
                                % (j, before, e)) from e
-    times = time_interleaved(torch, graphs, calls, replays, sync=sync, side=side)
+    times = time_interleaved(torch, graphs, calls, replays, sync=sync, side=side, warm=warm_replays)
     return [statistics.median(rep for rnd in times[j] for rep in rnd) for j in range(len(fns))]
 
 
@@ -276,6 +281,8 @@ def parse_args(argv):
     p.add_argument("--separate-copies", action="store_true", help="each weight copy its own allocation")
     p.add_argument("--out-buffer", action="store_true", help="our backends write a preallocated out")
     p.add_argument("--side-stream", action="store_true", help="replays on a stream of their own, not the legacy one")
+    p.add_argument("--warm-replays", type=int, default=0,
+                   help="untimed replays of a graph right before each of its timed ones (default 0)")
     p.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS),
                    help="time only these implementations (default all; the summary needs torch)")
     args = p.parse_args(argv)
@@ -460,7 +467,7 @@ def main(argv=None):
             # Every implementation of the point in interleaved rounds (time_graphs).
             try:
                 times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm, args.sync_replays,
-                                    args.side_stream)
+                                    args.side_stream, args.warm_replays)
             except Exception:
                 print("CUDA error at %s, implementations in order: %s (plan: %s)"
                       % (point_name(row), " ".join(name for name, _ in timed), row["plan"]), file=sys.stderr, flush=True)
@@ -503,10 +510,11 @@ def main(argv=None):
                                                                    len(shapes), ",".join(map(str, args.m)),
                                                                    len(rows), elapsed))
     print("- method: per shape weight copies totalling >= %.0fx L2 (<= %d), calls of ~%d us per replay in one CUDA "
-          "graph per implementation, median of %d interleaved rounds of replays, us per call; each output checked "
+          "graph per implementation, median of %d interleaved rounds of replays%s, us per call; each output checked "
           "first against fp32, "
-          "|out - ref| <= %g + %g |ref|" % (args.l2_factor, MAX_COPIES, REPLAY_TARGET_S * 1e6, args.replays, ATOL,
-                                            RTOL))
+          "|out - ref| <= %g + %g |ref|" % (args.l2_factor, MAX_COPIES, REPLAY_TARGET_S * 1e6, args.replays,
+                                            " (each after %d untimed replay(s) of its own graph)" % args.warm_replays
+                                            if args.warm_replays else "", ATOL, RTOL))
     print("- stream floor: %s" % floor_kind)
     print("- CSV: %s" % args.csv)
     summarize(rows, floor_kind, sys.stdout)
