@@ -637,7 +637,8 @@ elif [ "${PART:-1}" = 33 ]; then
   done
   corpus b2b-warm ${CORPUS_S:-150} "" --warm-replays 1
   corpus b2b ${CORPUS_S:-150} ""
-  SWEEP_S=$((${TOTAL_S:-540} - (SECONDS - t0))) SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
+  left=$((${TOTAL_S:-540} - (SECONDS - t0)))
+  [ $left -gt 60 ] && SWEEP_S=$left SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 32 ]; then
   # The decode step untuned and tuned, its tuning file kept (the 70B-TP8 shard ran
