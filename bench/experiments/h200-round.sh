@@ -628,7 +628,7 @@ elif [ "${PART:-1}" = 33 ]; then
   # alternated; then the whole corpus both ways, then the sweep (PART=5) at SWEEP_M
   # (default 16,32) for what is left of TOTAL_S (default 540).
   t0=$SECONDS
-  for v in plain warm plain warm; do
+  for v in ${HP3:-plain warm plain warm}; do
     f=; [ $v = warm ] && f="--warm-replays 1"
     "${py[@]}" timeout 60 python3 bench/python/corpus_bench.py --tgv-bench $c/bin/tgv-bench --m 1 8 32 $f \
       --shapes 4096x512 2880x1024 4096x2560 1024x4608 5120x2048 4608x2048 14336x4096 --csv $o/hp3.csv > $o/hp3-$v.log 2>&1
