@@ -119,6 +119,8 @@
 #   PART=33: the corpus with each timed replay after another graph and after its own
 #           (--warm-replays 1) on the harness shapes, then whole both ways, then the sweep
 #           at SWEEP_M until TOTAL_S (perf-notes §48, ~540 s).
+#   PART=34: tgv-trace on one-wave grids after their own graph and after another's, each
+#           CTA's SM recorded (perf-notes §48; build with bench/experiments/trace.sh, ~60 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -640,6 +642,21 @@ elif [ "${PART:-1}" = 33 ]; then
   left=$((${TOTAL_S:-540} - (SECONDS - t0)))
   [ $left -gt 60 ] && SWEEP_S=$left SWEEP_M=${SWEEP_M:-16,32} PART=5 bash $0
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 34 ]; then
+  # Where a one-wave grid's CTAs run after its own graph and after another's (perf-notes
+  # §48): tgv-trace (bench/experiments/trace.sh, built into the carry) on 64-CTA and
+  # 40-CTA grids, foreign 0 / 1 alternated twice, each CTA's SM kept (TRACE_CSV).
+  for r in 1 2; do
+    for f in 0 1; do
+      for shape in "4096 2560 37" "4096 512 75" "2560 8192 20"; do
+        set -- $shape
+        echo "### trace $1x$2 calls $3 foreign $f round $r"
+        TRACE_CSV=$o/trace-$1x$2-f$f-r$r.csv timeout 30 $c/tgv-trace $1 $2 1 1 12 1 $3 1 0 0 2 $f 2>&1 \
+          | grep -E "graph replay|^median|^kernel [0-9]+:"
+      done
+    done
+  done | tee $o/trace.txt
+  gzip -f $o/trace-*.csv
 elif [ "${PART:-1}" = 32 ]; then
   # The decode step untuned and tuned, its tuning file kept (the 70B-TP8 shard ran
   # slower tuned than untuned on an H100, perf-notes §47), then isolated.py on the

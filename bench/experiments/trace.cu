@@ -7,13 +7,19 @@
 // kernel: its span on the GPU, the gap to the next kernel, and per CTA the
 // launch skew, the first load's latency, the stream, the epilogue.
 //
-//   tgv-trace N K M split_k stages pdl [count [hints [spacer [lead [k_groups]]]]]
+//   tgv-trace N K M split_k stages pdl [count [hints [spacer [lead [k_groups [foreign]]]]]]
 //   hints 1 (default): W evict-first, x evict-last, as the library; 0: no hints
 //   spacer 1: a one-thread kernel after every GEMM, launched without PDL, as a
 //   GEMM sits between a norm and attention inside a model (perf-notes §18); the
 //   gap to the next GEMM then includes it (its time alone is printed)
 //   lead N: Params::w_lead (W stages in flight once x loads; 0, the default:
 //   the whole ring), as the library sets it from the grid (perf-notes §20)
+//   foreign 1: each timed replay right after an untimed replay of another graph
+//   (`count` full-grid streaming reads of a buffer of their own), as the corpus
+//   bench interleaves implementations (perf-notes §48); per kernel the SMs its
+//   CTAs ran on are summarized (distinct SMs and TPCs, SMs shared with the
+//   previous kernel), and TRACE_CSV=path writes every CTA's (kernel, cta, smid,
+//   entry ns, exit ns) of the last replay
 //
 // The variants of perf-notes §10 (launch_dependents at entry; an L2 prefetch
 // of each CTA's whole W slice) were kernel edits at commit 5855d2c, since
@@ -111,6 +117,17 @@ __global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
   }
 }
 
+// The foreign graph's kernel: every CTA streams its share of `words` and keeps a
+// sum no one reads (written only if impossible), as a full-grid GEMM would load.
+__global__ void foreign_read(const uint4* p, size_t words, int* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = __ldcs(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = int(acc);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
@@ -120,7 +137,8 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 7) {
-    std::fprintf(stderr, "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer [lead [k_groups]]]]]\n");
+    std::fprintf(stderr,
+                 "usage: tgv-trace N K M split_k stages pdl [count [hints [spacer [lead [k_groups [foreign]]]]]]\n");
     return 2;
   }
   const int n = std::atoi(argv[1]), k = std::atoi(argv[2]), m = std::atoi(argv[3]);
@@ -131,6 +149,7 @@ int main(int argc, char** argv) {
   const bool spacer = argc > 9 && std::atoi(argv[9]) != 0;
   const int lead = argc > 10 ? std::atoi(argv[10]) : 0;
   const int k_groups = argc > 11 ? std::atoi(argv[11]) : 2;
+  const bool foreign = argc > 12 && std::atoi(argv[12]) != 0;
   if (m > T::kCtaN || k % TRACE_CTA_K != 0 || stages < 2 || stages > detail::kMaxStages) {
     std::fprintf(stderr, "need M <= %d, K %% %d == 0, stages in [2, %d]\n", T::kCtaN, T::kCtaK, detail::kMaxStages);
     return 2;
@@ -190,7 +209,25 @@ int main(int argc, char** argv) {
 
   int* counter;
   TGV_CUDA_CHECK(cudaMalloc(&counter, sizeof(int)));
-  // The median us per iteration of `count` iterations of enqueue() in one graph (7 replays).
+  // The foreign graph: `count` full-grid reads, 8 MB each, of a 256 MB buffer (cold in L2).
+  cudaGraphExec_t foreign_exec = nullptr;
+  if (foreign) {
+    const size_t bytes = size_t(256) << 20, chunk_words = (size_t(8) << 20) / 16;
+    uint4* buffer;
+    TGV_CUDA_CHECK(cudaMalloc(&buffer, bytes));
+    TGV_CUDA_CHECK(cudaMemset(buffer, 1, bytes));
+    int sms = 0;
+    TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    cudaGraph_t graph;
+    TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < count; ++i)
+      foreign_read<<<sms, 512, 0, stream>>>(buffer + (size_t(i) * chunk_words) % (bytes / 16 - chunk_words + 1),
+                                            chunk_words, counter);
+    TGV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    TGV_CUDA_CHECK(cudaGraphInstantiate(&foreign_exec, graph, 0));
+  }
+  // The median us per iteration of `count` iterations of enqueue() in one graph (7 replays,
+  // each after an untimed replay of the foreign graph when there is one).
   auto time_graph = [&](auto enqueue) {
     cudaGraph_t graph;
     TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -203,6 +240,7 @@ int main(int argc, char** argv) {
     TGV_CUDA_CHECK(cudaEventCreate(&e1));
     std::vector<double> us;
     for (int r = 0; r < 7; ++r) {
+      if (foreign_exec != nullptr) TGV_CUDA_CHECK(cudaGraphLaunch(foreign_exec, stream));
       TGV_CUDA_CHECK(cudaEventRecord(e0, stream));
       TGV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
       TGV_CUDA_CHECK(cudaEventRecord(e1, stream));
@@ -235,9 +273,9 @@ int main(int argc, char** argv) {
                         double(r[kTraceExitNs] - r[kTraceEntryNs]));
     }
   const double ghz = median(rates);
-  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d spacer=%d lead=%d: %d CTAs, %d GEMMs per graph, "
-              "%d weight copies\n",
-              n, k, m, split, stages, int(pdl), int(hints), int(spacer), lead, ctas, count, copies);
+  std::printf("N=%d K=%d M=%d split_k=%d stages=%d pdl=%d hints=%d spacer=%d lead=%d foreign=%d: %d CTAs, %d GEMMs per "
+              "graph, %d weight copies\n",
+              n, k, m, split, stages, int(pdl), int(hints), int(spacer), lead, int(foreign), ctas, count, copies);
   std::printf("graph replay: %.2f us per GEMM (median of 7)%s; W %.1f MB; SM clock %.2f GHz (clock64/globaltimer)\n",
               median(per_gemm) - spacer_us, spacer ? ", a spacer after each, its time alone subtracted" : "",
               w_elems * 2 / 1e6, ghz);
@@ -282,6 +320,45 @@ int main(int argc, char** argv) {
                   *std::max_element(a.begin(), a.end()), median(b), *std::max_element(b.begin(), b.end()), median(s),
                   *std::max_element(s.begin(), s.end()), median(e), *std::max_element(e.begin(), e.end()), median(t),
                   *std::max_element(t.begin(), t.end()));
+  }
+  // Where each kernel's CTAs ran: distinct SMs and TPCs (SM ids 2t, 2t + 1), and how many
+  // of its SMs the previous kernel used too (with PDL a kernel's CTAs land on the SMs its
+  // predecessor leaves free; after a full drain, wherever the scheduler starts).
+  std::vector<double> distinct_sms, distinct_tpcs, shared_sms;
+  std::vector<uint8_t> prev_used;
+  for (int i = 0; i < count; ++i) {
+    std::vector<uint8_t> used(1024, 0), tpc(512, 0);
+    for (int c = 0; c < ctas; ++c) {
+      const uint64_t sm = rec(i, c)[kTraceSmid] & 1023;
+      used[sm] = 1;
+      tpc[sm / 2] = 1;
+    }
+    int nsm = 0, ntpc = 0, shared = 0;
+    for (size_t sm = 0; sm < used.size(); ++sm) {
+      nsm += used[sm];
+      shared += !prev_used.empty() && used[sm] && prev_used[sm];
+    }
+    for (uint8_t t : tpc) ntpc += t;
+    if (i >= 1) {
+      distinct_sms.push_back(nsm);
+      distinct_tpcs.push_back(ntpc);
+      shared_sms.push_back(shared);
+    }
+    if (i < 3 || i == count / 2) std::printf("kernel %d: %d SMs, %d TPCs, %d SMs shared with kernel %d\n", i, nsm, ntpc,
+                                             shared, i - 1);
+    prev_used = used;
+  }
+  std::printf("median over kernels 1..%d: %.0f SMs, %.0f TPCs, %.0f SMs shared with the previous kernel\n", count - 1,
+              median(distinct_sms), median(distinct_tpcs), median(shared_sms));
+  if (const char* path = std::getenv("TRACE_CSV")) {
+    if (FILE* f = std::fopen(path, "w")) {
+      std::fprintf(f, "kernel,cta,smid,entry_ns,exit_ns\n");
+      for (int i = 0; i < count; ++i)
+        for (int c = 0; c < ctas; ++c)
+          std::fprintf(f, "%d,%d,%llu,%llu,%llu\n", i, c, (unsigned long long)rec(i, c)[kTraceSmid],
+                       (unsigned long long)rec(i, c)[kTraceEntryNs], (unsigned long long)rec(i, c)[kTraceExitNs]);
+      std::fclose(f);
+    }
   }
   std::printf("median over kernels 2..%d: span %.2f us, gap %.2f us, skew %.2f, 1st-load latency %.2f, stream %.2f, "
               "epilogue %.2f, trigger at %.2f\n",
