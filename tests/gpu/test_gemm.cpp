@@ -232,6 +232,16 @@ std::vector<GemmCase> stream_k_grid() {
     c.bias = c.m != 33;
     cases.push_back(c);
   }
+  // Two and more waves of 64-row tiles (tactic 0) over one or two batches: every
+  // CTA's range crosses several tiles; with TGV_EXP_SK_HYBRID=1 (the hybrid of
+  // bench/experiments/sk-hybrid.patch) the first waves go whole, stream-K the rest.
+  for (GemmCase c : {shape(1, 19200, 512), shape(8, 17000, 1024), shape(4, 9000, 768, 2)}) {
+    c.backend = TGV_BACKEND_TGV;
+    c.tactic = 0;
+    c.split_k = TGV_SPLIT_K_STREAM;
+    c.bias = c.m == 8;
+    cases.push_back(c);
+  }
   return cases;
 }
 class TgvStreamK : public ::testing::TestWithParam<GemmCase> {};
