@@ -23,6 +23,10 @@ implementation's graph once, in an order rotated round by round, so a drift of
 the GPU lands on all of them), each replay between its own pair of events; an
 implementation's median replay / calls is its time per call. `calls` makes a
 replay last ~300 us, so a replay's own launch is ~1%.
+--warm-replays N replays each graph N times untimed right before each timed
+replay, so that it follows itself rather than another implementation's graph:
+right after another graph our one-wave grids ran 7-30% slower for every call of
+the replay (perf-notes §48); a model's decode graph follows itself.
 Ratios vs torch are torch us / backend us: above 1 is faster than F.linear.
 
 Stream floor: the time per launch of tgv-bench's read-only kernel over the same
