@@ -124,6 +124,7 @@
 #   PART=35: the data-parallel + stream-K hybrid (bench/experiments/sk-hybrid.patch applied,
 #           TGV_EXP_SK_HYBRID=1): stream-K GPU tests off / on, then isolated.py on multi-wave
 #           weights, plain and gated, split 1 against stream-K, off / on twice (~300 s).
+#   PART=36: PART=34 then PART=33 (TOTAL_S default 480), one call (~560 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -680,6 +681,11 @@ elif [ "${PART:-1}" = 35 ]; then
         | grep -E "^[0-9]+ [0-9]+ [0-9]+ \||/sk|/1 "
     done
   done
+elif [ "${PART:-1}" = 36 ]; then
+  # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
+  # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
+  PART=34 bash $0
+  TOTAL_S=${TOTAL_S:-480} PART=33 bash $0
 elif [ "${PART:-1}" = 32 ]; then
   # The decode step untuned and tuned, its tuning file kept (the 70B-TP8 shard ran
   # slower tuned than untuned on an H100, perf-notes §47), then isolated.py on the
