@@ -139,10 +139,14 @@ py=(env TGV_TUNING_FILE=$untuned TGV_GEMM_LIBRARY=$c/bin/libtgv_gemm.so PYTHONPA
 nvidia-smi --query-gpu=name,uuid,vbios_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > $o/gpu.txt; cat $o/gpu.txt
 # Clocks, power and throttle reasons every 200 ms for the whole call: a small grid's rate
 # follows the SM clock, a full grid's the memory (perf-notes §48's harness question).
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
-  --format=csv -lms 200 > $o/clocks.csv 2>/dev/null &
-clock_log=$!
-trap 'kill $clock_log 2>/dev/null' EXIT
+# Once per call: a PART that runs another (bash $0) keeps the first logger.
+if [ -z "${TGV_ROUND_CLOCKS:-}" ]; then
+  export TGV_ROUND_CLOCKS=1
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+    --format=csv -lms 200 > $o/clocks.csv 2>/dev/null &
+  clock_log=$!
+  trap 'kill $clock_log 2>/dev/null' EXIT
+fi
 # The GPU suite and the example (gpu-check.sh), pytest and the sanitizers unless PYTEST=0 / SANITIZE=0.
 check() {
   TESTS=1 BENCH=0 HOST_TESTS=0 PYTEST=${PYTEST:-1} SANITIZE=${SANITIZE:-1} OUT=$o/check timeout ${CHECK_S:-400} \
