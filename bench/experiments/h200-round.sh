@@ -119,8 +119,9 @@
 #   PART=33: the corpus with each timed replay after another graph and after its own
 #           (--warm-replays 1) on the harness shapes, then whole both ways, then the sweep
 #           at SWEEP_M until TOTAL_S (perf-notes §48, ~540 s).
-#   PART=34: tgv-trace on one-wave grids after their own graph and after another's, each
-#           CTA's SM recorded (perf-notes §48; build with bench/experiments/trace.sh, ~60 s).
+#   PART=34: tgv-trace on one-wave grids after their own graph and after another's, with the
+#           library's L2 hints and without, each CTA's SM recorded (perf-notes §48; build with
+#           bench/experiments/trace.sh, ~90 s).
 #   PART=35: the data-parallel + stream-K hybrid (bench/experiments/sk-hybrid.patch applied,
 #           TGV_EXP_SK_HYBRID=1): stream-K GPU tests off / on, then isolated.py on multi-wave
 #           weights, plain and gated, split 1 against stream-K, off / on twice (~300 s).
@@ -654,13 +655,17 @@ elif [ "${PART:-1}" = 34 ]; then
   # Where a one-wave grid's CTAs run after its own graph and after another's (perf-notes
   # §48): tgv-trace (bench/experiments/trace.sh, built into the carry) on 64-CTA and
   # 40-CTA grids, foreign 0 / 1 alternated twice, each CTA's SM kept (TRACE_CSV).
+  # hints 1: W evict-first as the library loads it; 0: every load evict-normal (does L2
+  # full of another graph's evict-normal lines slow an evict-first stream?).
   for r in 1 2; do
-    for f in 0 1; do
-      for shape in "4096 2560 37" "4096 512 75" "2560 8192 20"; do
-        set -- $shape
-        echo "### trace $1x$2 calls $3 foreign $f round $r"
-        TRACE_CSV=$o/trace-$1x$2-f$f-r$r.csv timeout 30 $c/tgv-trace $1 $2 1 1 12 1 $3 1 0 0 2 $f 2>&1 \
-          | grep -E "graph replay|^median|^kernel [0-9]+:"
+    for h in 1 0; do
+      for f in 0 1; do
+        for shape in "4096 2560 37" "4096 512 75" "2560 8192 20"; do
+          set -- $shape
+          echo "### trace $1x$2 calls $3 hints $h foreign $f round $r"
+          TRACE_CSV=$o/trace-$1x$2-h$h-f$f-r$r.csv timeout 30 $c/tgv-trace $1 $2 1 1 12 1 $3 $h 0 0 2 $f 2>&1 \
+            | grep -E "graph replay|^median|^kernel [0-9]+:"
+        done
       done
     done
   done | tee $o/trace.txt

@@ -118,11 +118,13 @@ __global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
 }
 
 // The foreign graph's kernel: every CTA streams its share of `words` and keeps a
-// sum no one reads (written only if impossible), as a full-grid GEMM would load.
+// sum no one reads (written only if impossible), as a full-grid GEMM would load,
+// leaving L2 full of evict-normal lines (ours stream W evict-first: perf-notes §48
+// asks whether such lines make our stream slower until they leave).
 __global__ void foreign_read(const uint4* p, size_t words, int* sink) {
   uint32_t acc = 0;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += size_t(gridDim.x) * blockDim.x) {
-    const uint4 v = __ldcs(p + i);
+    const uint4 v = p[i];  // the default L2 policy (evict-normal), as cuBLAS's and torch's loads
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x9e3779b9u) *sink = int(acc);
