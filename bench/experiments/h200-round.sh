@@ -123,8 +123,8 @@
 #           library's L2 hints and without, each CTA's SM recorded (perf-notes §48; build with
 #           bench/experiments/trace.sh, ~90 s).
 #   PART=35: the data-parallel + stream-K hybrid (bench/experiments/sk-hybrid.patch applied,
-#           TGV_EXP_SK_HYBRID=1): stream-K GPU tests off / on, then isolated.py on multi-wave
-#           weights, plain and gated, split 1 against stream-K, off / on twice (~300 s).
+#           TGV_EXP_SK_HYBRID=1 or 2): stream-K GPU tests under 0 / 1 / 2, then isolated.py on
+#           multi-wave weights, plain and gated, split 1 against stream-K, 0 / 1 / 2 twice (~450 s).
 #   PART=36: PART=34 then PART=33 (TOTAL_S default 480), one call (~560 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
@@ -672,15 +672,16 @@ elif [ "${PART:-1}" = 34 ]; then
   gzip -f $o/trace-*.csv
 elif [ "${PART:-1}" = 35 ]; then
   # The data-parallel + stream-K hybrid (sk-hybrid.patch, perf-notes §48) on a build with
-  # the patch applied: the stream-K GPU tests with it off and on, then isolated.py back
-  # to back on multi-wave weights at M = 1 and 16, split 1 and stream-K, off / on / off / on
-  # (plain, then gated: the 8B gate_up as the chain runs it).
-  for v in 0 1; do
+  # the patch applied: the stream-K GPU tests with it off, 1 and 2, then isolated.py back
+  # to back on multi-wave weights at M = 1 and 16, split 1 and stream-K, 0 / 1 / 2 twice
+  # (plain, then gated: the 8B gate_up as the chain runs it). 1: every whole wave but the
+  # last whole, stream-K over the rest; 2: every whole wave whole.
+  for v in 0 1 2; do
     TGV_EXP_SK_HYBRID=$v timeout 120 $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*' > $o/sk-tests-$v.txt 2>&1
     echo "stream-K tests hybrid=$v rc=$?: $(grep -E '^\[  (PASSED|FAILED)  \]' $o/sk-tests-$v.txt | tr '\n' ' ')"
   done
   for r in 1 2; do
-    for v in 0 1; do
+    for v in 0 1 2; do
       echo "## isolated.py hybrid=$v round $r"
       "${py[@]}" TGV_EXP_SK_HYBRID=$v timeout 80 python3 bench/experiments/isolated.py --m 1,16 --splits 1,-1 --chain-only \
         --shapes 28672:4096,27648:5120,28672:3584,35840:5120,18944:3584 --all --replays 5 2>&1 | tee $o/sk-iso-$v-$r.txt \
