@@ -14,14 +14,6 @@
 
 #include "kernels/sm90/sm90_params.hpp"
 
-// Device code in the kernel, host code in tests/host/test_schedule.cpp, which
-// checks the cut's invariants without a GPU.
-#if defined(__CUDACC__)
-#define TGV_SCHEDULE_FN __host__ __device__ __forceinline__
-#else
-#define TGV_SCHEDULE_FN inline
-#endif
-
 namespace tgv::kernels::sm90 {
 
 struct Segment {
@@ -32,14 +24,14 @@ struct Segment {
 };
 
 // Stream-K's cut: CTA c owns iterations [begin(c), begin(c + 1)).
-TGV_SCHEDULE_FN int64_t sk_begin(const Params& p, int c) { return int64_t(c) * p.sk_iters / p.sk_ctas; }
+__device__ __forceinline__ int64_t sk_begin(const Params& p, int c) { return int64_t(c) * p.sk_iters / p.sk_ctas; }
 // The CTA whose range holds iteration i: the largest c with begin(c) <= i.
-TGV_SCHEDULE_FN int sk_cta_of(const Params& p, int64_t i) {
+__device__ __forceinline__ int sk_cta_of(const Params& p, int64_t i) {
   return int(((i + 1) * p.sk_ctas + p.sk_iters - 1) / p.sk_iters) - 1;
 }
 // A CTA sums into at most two partially covered tiles, its range's first and
 // last: slot 2c holds the partial of its first tile, 2c + 1 that of its last.
-TGV_SCHEDULE_FN int sk_slot(const Params& p, int c, int tile) {
+__device__ __forceinline__ int sk_slot(const Params& p, int c, int tile) {
   return 2 * c + (tile == int(sk_begin(p, c) / p.num_k_blocks) ? 0 : 1);
 }
 
@@ -49,26 +41,23 @@ struct Schedule {
   int first_tile = 0;
   int num_segments = 1;
 
-  int cta = 0;                 // blockIdx.x
-
-  TGV_SCHEDULE_FN Schedule(const Params& p, int cta_index) : cta(cta_index) {
+  __device__ explicit Schedule(const Params& p) {
     if (p.stream_k) {
-      begin = sk_begin(p, cta);
-      end = sk_begin(p, cta + 1);
+      begin = sk_begin(p, blockIdx.x);
+      end = sk_begin(p, blockIdx.x + 1);
       first_tile = int(begin / p.num_k_blocks);
       num_segments = int((end - 1) / p.num_k_blocks) - first_tile + 1;
     }
   }
 
-  // The grid's y and z (token tile, batch) matter only without stream-K.
-  TGV_SCHEDULE_FN Segment segment(const Params& p, int j, int token_tile = 0, int batch = 0) const {
+  __device__ Segment segment(const Params& p, int j) const {
     Segment s;
     if (!p.stream_k) {
-      const int rank = cta % p.split_k;
+      const int rank = blockIdx.x % p.split_k;
       s.tile = 0;
-      s.n0 = (cta / p.split_k) * kCtaM;
-      s.m0 = token_tile * kCtaN;
-      s.batch = batch;
+      s.n0 = (blockIdx.x / p.split_k) * kCtaM;
+      s.m0 = blockIdx.y * kCtaN;
+      s.batch = blockIdx.z;
       s.kb_begin = rank * p.num_k_blocks / p.split_k;
       s.kb_end = (rank + 1) * p.num_k_blocks / p.split_k;
       s.whole = p.split_k == 1;

@@ -405,7 +405,7 @@ __device__ __forceinline__ void produce(const Params& p, const Schedule<T::kCtaM
   RingCursor landed(0);  // `lead` stages behind c, on the full barriers
   int issued = 0;
   for (int j = 0; j < sched.num_segments; ++j) {
-    const Segment sg = sched.segment(p, j, blockIdx.y, blockIdx.z);
+    const Segment sg = sched.segment(p, j);
     for (int kb = sg.kb_begin; kb < sg.kb_end; ++kb) {
       if (lead > 0 && issued++ >= lead) {
         if (Barrier::test_wait(pace, 0, 1)) Barrier::wait(full + landed.stage, landed.phase);
@@ -449,7 +449,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int warp = __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
   const int lane = threadIdx.x % 32;
   const int rank = p.stream_k ? 0 : blockIdx.x % p.split_k;  // rank in the split-K cluster
-  const Schedule<T::kCtaM, T::kCtaN> sched(p, blockIdx.x);
+  const Schedule<T::kCtaM, T::kCtaN> sched(p);
 
   if (threadIdx.x == 0) {
     hooks.point(kTraceEntry);
@@ -605,7 +605,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
   RingCursor ring(0);
   for (int j = 0; j < sched.num_segments; ++j) {
-    const Segment sg = sched.segment(p, j, blockIdx.y, blockIdx.z);
+    const Segment sg = sched.segment(p, j);
     const int o0 = gate_pairs ? sg.n0 / 2 : sg.n0;  // the tile's first output column
     // The W rows behind the thread's lo and hi accumulators, for the bias.
     const int w_lo = gate_pairs ? o0 + orow : sg.n0 + row_lo;
