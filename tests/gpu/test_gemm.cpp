@@ -271,7 +271,9 @@ TEST_P(TgvStreamKTactic, MatchesReferenceOrRefuses) {
     for (const std::string& f : r.failures) ADD_FAILURE() << f;
     const bool fits = int64_t(info.cta_m) * info.cta_n <= tgv::detail::kStreamKMaxTileFloats;
     EXPECT_EQ(r.status, fits ? TGV_SUCCESS : TGV_ERROR_NOT_SUPPORTED) << tgv_status_name(r.status) << ": " << r.message;
-    if (!fits) EXPECT_NE(r.message.find("stream-K"), std::string::npos) << r.message;
+    if (!fits) {
+      EXPECT_NE(r.message.find("stream-K"), std::string::npos) << r.message;
+    }
   }
 }
 INSTANTIATE_TEST_SUITE_P(All, TgvStreamKTactic, ::testing::Range(0, tgv_num_tactics()));
@@ -384,7 +386,9 @@ TEST_P(TgvPaced, MatchesReference) {
     EXPECT_EQ(r.status, TGV_SUCCESS) << tgv_status_name(r.status) << ": " << r.message;
   }
   // The narrow token tiles' rings are deep enough to be paced here.
-  if (narrow) EXPECT_GT(paced, 0);
+  if (narrow) {
+    EXPECT_GT(paced, 0);
+  }
 }
 INSTANTIATE_TEST_SUITE_P(Sm90, TgvPaced, ::testing::Range(0, tgv::detail::kNumSm90Tactics));
 
