@@ -126,6 +126,9 @@
 #           TGV_EXP_SK_HYBRID=1 or 2): stream-K GPU tests under 0 / 1 / 2, then isolated.py on
 #           multi-wave weights, plain and gated, split 1 against stream-K, 0 / 1 / 2 twice (~450 s).
 #   PART=36: PART=34 then PART=33 (TOTAL_S default 480), one call (~560 s).
+#   PART=37: the hybrid inside the layer (perf-notes §49) on a build with sk-hybrid.patch: the
+#           GPU suite, the hybrid's tests and memcheck, the chain and the corpus with every
+#           partial-wave grid stream-K (TGV_EXP_SK_WAVES=1) under hybrid 0 / 1 / 2 (~400 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -696,6 +699,41 @@ elif [ "${PART:-1}" = 36 ]; then
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
   PART=34 bash $0
   TOTAL_S=${TOTAL_S:-480} PART=33 bash $0
+elif [ "${PART:-1}" = 37 ]; then
+  # The hybrid inside the layer (perf-notes §49), on a build with sk-hybrid.patch
+  # (plans' whole tiles off unless TGV_EXP_SK_HYBRID; TGV_EXP_SK_WAVES=1 plans stream-K
+  # for every partial-wave grid of <= 32 tokens): the whole GPU suite as built, the
+  # stream-K tests under hybrid 1 / 2 with those plans, memcheck on them, the chain
+  # alternated twice (main's plans; waves with hybrid 0 / 1 / 2), the corpus back to
+  # back both ways, then isolated.py on multi-wave weights while time is left.
+  t0=$SECONDS
+  timeout 200 $c/bin/tgv_gpu_tests > $o/gpu-tests.txt 2>&1
+  echo "GPU suite rc=$?: $(grep -E '^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $o/gpu-tests.txt | tr '\n' ' ')"
+  grep -E '^\[  FAILED  \] .*\(' $o/gpu-tests.txt | head
+  for v in 1 2; do
+    TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=$v timeout 90 $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*:*Epilogue*:Tgv*Batch*' \
+      > $o/sk-tests-$v.txt 2>&1
+    echo "hybrid=$v tests rc=$?: $(grep -E '^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $o/sk-tests-$v.txt | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] .*\(' $o/sk-tests-$v.txt | head -5
+  done
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1 timeout 75 $cs --tool memcheck --error-exitcode 9 $c/bin/tgv_gpu_tests \
+    --gtest_filter='Grid/TgvStreamK.*:Sm90/EpilogueStreamK.*' > $o/sk-memcheck.txt 2>&1
+  echo "memcheck hybrid=1 rc=$?: $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)  \]' $o/sk-memcheck.txt | tr '\n' ' ')"
+  chain_modes $o/chain-sk.txt 2 "main:" "sk0:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=0" \
+    "sk1:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1" "sk2:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=2"
+  TGV_EXP_SK_WAVES=1 TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
+    | grep -E 'n=28672|stream' | head -4
+  corpus b2b-main ${CORPUS_S:-70} "" --m 1 4 16 32
+  corpus b2b-sk ${CORPUS_S:-70} "TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=${SKH:-1}" --m 1 4 16 32
+  for v in 0 1 2; do
+    [ $((SECONDS - t0)) -gt ${TOTAL_S:-380} ] && break
+    echo "## isolated.py hybrid=$v"
+    "${py[@]}" TGV_EXP_SK_HYBRID=$v timeout 40 python3 bench/experiments/isolated.py --m 1,16 --splits 1,-1 --chain-only \
+      --shapes 28672:4096,18944:3584,27648:5120 --all --replays 5 2>&1 | tee $o/sk-iso-$v.txt \
+      | grep -E "^[0-9]+ [0-9]+ [0-9]+ \||/sk|/1 "
+  done
+  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 32 ]; then
   # The decode step untuned and tuned, its tuning file kept (the 70B-TP8 shard ran
   # slower tuned than untuned on an H100, perf-notes §47), then isolated.py on the
