@@ -724,8 +724,8 @@ elif [ "${PART:-1}" = 37 ]; then
     "sk1:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1" "sk2:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=2"
   TGV_EXP_SK_WAVES=1 TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
     | grep -E 'n=28672|stream' | head -4
-  corpus b2b-main ${CORPUS_S:-70} "" --m 1 4 16 32
-  corpus b2b-sk ${CORPUS_S:-70} "TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=${SKH:-1}" --m 1 4 16 32
+  corpus b2b-main ${CORPUS_S:-70} "" --m ${CORPUS_M:-1 4 16 32}
+  corpus b2b-sk ${CORPUS_S:-70} "TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=${SKH:-1}" --m ${CORPUS_M:-1 4 16 32}
   for v in 0 1 2; do
     [ $((SECONDS - t0)) -gt ${TOTAL_S:-380} ] && break
     echo "## isolated.py hybrid=$v"
