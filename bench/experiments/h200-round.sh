@@ -717,15 +717,15 @@ elif [ "${PART:-1}" = 37 ]; then
     grep -E '^\[  FAILED  \] .*\(' $o/sk-tests-$v.txt | head -5
   done
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-  TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1 timeout 75 $cs --tool memcheck --error-exitcode 9 $c/bin/tgv_gpu_tests \
+  [ "${MEMCHECK:-1}" = 1 ] && TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1 timeout 75 $cs --tool memcheck --error-exitcode 9 $c/bin/tgv_gpu_tests \
     --gtest_filter='Grid/TgvStreamK.*:Sm90/EpilogueStreamK.*' > $o/sk-memcheck.txt 2>&1
   echo "memcheck hybrid=1 rc=$?: $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)  \]' $o/sk-memcheck.txt | tr '\n' ' ')"
   chain_modes $o/chain-sk.txt 2 "main:" "sk0:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=0" \
     "sk1:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1" "sk2:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=2"
   TGV_EXP_SK_WAVES=1 TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
     | grep -E 'n=28672|stream' | head -4
-  corpus b2b-main ${CORPUS_S:-70} "" --m ${CORPUS_M:-1 4 16 32}
-  corpus b2b-sk ${CORPUS_S:-70} "TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=${SKH:-1}" --m ${CORPUS_M:-1 4 16 32}
+  [ "${CORPUS:-1}" = 1 ] && corpus b2b-main ${CORPUS_S:-70} "" --m ${CORPUS_M:-1 4 16 32}
+  [ "${CORPUS:-1}" = 1 ] && corpus b2b-sk ${CORPUS_S:-70} "TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=${SKH:-1}" --m ${CORPUS_M:-1 4 16 32}
   for v in 0 1 2; do
     [ $((SECONDS - t0)) -gt ${TOTAL_S:-380} ] && break
     echo "## isolated.py hybrid=$v"
