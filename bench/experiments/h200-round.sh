@@ -129,6 +129,7 @@
 #   PART=37: the hybrid inside the layer (perf-notes §49) on a build with sk-hybrid.patch: the
 #           GPU suite, the hybrid's tests and memcheck, the chain and the corpus with every
 #           partial-wave grid stream-K (TGV_EXP_SK_WAVES=1) under hybrid 0 / 1 / 2 (~400 s).
+#           SUITE=0, MEMCHECK=0, CORPUS=0 leave those steps out; CORPUS_M, the corpus's M.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
