@@ -708,19 +708,22 @@ elif [ "${PART:-1}" = 37 ]; then
   # alternated twice (main's plans; waves with hybrid 0 / 1 / 2), the corpus back to
   # back both ways, then isolated.py on multi-wave weights while time is left.
   t0=$SECONDS
-  [ "${SUITE:-1}" = 1 ] && timeout 200 $c/bin/tgv_gpu_tests > $o/gpu-tests.txt 2>&1
-  echo "GPU suite rc=$?: $(grep -E '^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $o/gpu-tests.txt | tr '\n' ' ')"
-  grep -E '^\[  FAILED  \] .*\(' $o/gpu-tests.txt | head
+  # A gtest run's exit status, counts and first failures: name, log, then the command.
+  gtests() {
+    local name=$1 log=$2; shift 2
+    "$@" > $log 2>&1
+    echo "$name rc=$?: $(grep -E 'ERROR SUMMARY|^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $log | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] .*\(' $log | head -5
+  }
+  [ "${SUITE:-1}" = 1 ] && gtests "GPU suite" $o/gpu-tests.txt timeout 200 $c/bin/tgv_gpu_tests
   for v in 1 2; do
-    TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=$v timeout 90 $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*:*Epilogue*:Tgv*Batch*' \
-      > $o/sk-tests-$v.txt 2>&1
-    echo "hybrid=$v tests rc=$?: $(grep -E '^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $o/sk-tests-$v.txt | tr '\n' ' ')"
-    grep -E '^\[  FAILED  \] .*\(' $o/sk-tests-$v.txt | head -5
+    gtests "hybrid=$v tests" $o/sk-tests-$v.txt env TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=$v timeout 90 \
+      $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*:*Epilogue*:Tgv*Batch*'
   done
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-  [ "${MEMCHECK:-1}" = 1 ] && TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1 timeout 75 $cs --tool memcheck --error-exitcode 9 $c/bin/tgv_gpu_tests \
-    --gtest_filter='Grid/TgvStreamK.*:Sm90/EpilogueStreamK.*' > $o/sk-memcheck.txt 2>&1
-  echo "memcheck hybrid=1 rc=$?: $(grep -E 'ERROR SUMMARY|^\[  (PASSED|FAILED)  \]' $o/sk-memcheck.txt | tr '\n' ' ')"
+  [ "${MEMCHECK:-1}" = 1 ] && gtests "memcheck hybrid=1" $o/sk-memcheck.txt env TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1 \
+    timeout 75 $cs --tool memcheck --error-exitcode 9 $c/bin/tgv_gpu_tests \
+    --gtest_filter='Grid/TgvStreamK.*:Sm90/EpilogueStreamK.*'
   chain_modes $o/chain-sk.txt 2 "main:" "sk0:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=0" \
     "sk1:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=1" "sk2:TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=2"
   TGV_EXP_SK_WAVES=1 TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
