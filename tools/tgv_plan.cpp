@@ -4,8 +4,14 @@
 // a corpus's shapes, and measured timings of both routes replayed against its
 // choices, on a machine with no GPU (scripts/emulate_corpus.py does that).
 //
-//   tgv-plan --gpu h200|h100 [NxKxM ...]    (no shapes: "n k m" lines on stdin)
+//   tgv-plan --gpu h200|h100 [--epilogue none|silu_mul|residual] [--candidates] [NxKxM ...]
+//                                            (no shapes: "n k m" lines on stdin)
 //
+// --candidates adds, under each shape, every SM90 candidate the cost model
+// weighed: its predicted time, or why it was pruned.
+// --epilogue plans every shape as the decoder layer's fused stages call it:
+// silu_mul (N the stacked [gate; up] rows, out N/2 wide) or a residual that is
+// out itself (the hidden state updated in place).
 // One line per shape: n k m, auto's backend, the tgv backend's plan (tactic
 // cta_m cta_n cta_k split_k stages; split_k -1 is stream-K), our predicted
 // time and cuBLASLt's (us).
@@ -18,6 +24,7 @@
 
 #include "api/validate.hpp"
 #include "common/error.hpp"
+#include "common/strfmt.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/device_info.hpp"
 #include "plan/plan.hpp"
@@ -49,12 +56,32 @@ bool profile(const std::string& gpu, DeviceInfo* d) {
 // Stands in for device memory: the planner reads only alignments.
 void* fake_pointer(uint64_t at) { return reinterpret_cast<void*>(at); }
 
-void print_plan(const DeviceInfo& dev, long long n, long long k, long long m) {
+enum class Epilogue { None, SiluMul, Residual };
+
+bool parse_epilogue(const std::string& name, Epilogue* e) {
+  if (name == "none") *e = Epilogue::None;
+  else if (name == "silu_mul") *e = Epilogue::SiluMul;
+  else if (name == "residual") *e = Epilogue::Residual;
+  else return false;
+  return true;
+}
+
+void print_plan(const DeviceInfo& dev, Epilogue epilogue, bool candidates, long long n, long long k, long long m) {
   tgv_problem problem;
   tgv_default_problem(&problem, m, n, k, 1);
   problem.x = fake_pointer(1ull << 32);
   problem.w = fake_pointer(1ull << 40);
   problem.out = fake_pointer(2ull << 40);
+  if (epilogue == Epilogue::SiluMul) {
+    problem.epilogue = TGV_EPILOGUE_SILU_MUL;
+    problem.out_stride_m = n / 2;
+    problem.out_stride_l = m * (n / 2);
+  } else if (epilogue == Epilogue::Residual) {
+    problem.residual = problem.out;
+    problem.residual_stride_l = problem.out_stride_l;
+    problem.residual_stride_m = problem.out_stride_m;
+    problem.residual_stride_n = problem.out_stride_n;
+  }
   const tgv::detail::GemmDesc g = tgv::detail::validate_problem(problem);
   tgv_options o;
   tgv_default_options(&o);
@@ -68,6 +95,12 @@ void print_plan(const DeviceInfo& dev, long long n, long long k, long long m) {
               p.backend == TGV_BACKEND_TGV ? "tgv" : "cublas", t.tactic, tac.cta_m, tac.cta_n, tac.cta_k,
               t.split_k, t.stages, ours,
               tgv::detail::predict_cublas_us(g, dev));
+  if (!candidates) return;
+  for (const tgv::detail::Sm90Candidate& c : tgv::detail::sm90_candidates(g, dev)) {
+    const tgv::detail::Tactic& ct = tgv::detail::tactic(c.tactic);
+    std::printf("#   %dx%dx%d split %d: %s\n", ct.cta_m, ct.cta_n, ct.cta_k, c.split_k,
+                c.pruned.empty() ? tgv::detail::strfmt("%.3f us", c.us).c_str() : c.pruned.c_str());
+  }
 }
 
 }  // namespace
@@ -75,12 +108,22 @@ void print_plan(const DeviceInfo& dev, long long n, long long k, long long m) {
 int main(int argc, char** argv) {
   DeviceInfo dev;
   std::string gpu;
+  Epilogue epilogue = Epilogue::None;
+  bool candidates = false;
   std::vector<std::string> shapes;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) {
       gpu = argv[++i];
+    } else if (std::strcmp(argv[i], "--epilogue") == 0 && i + 1 < argc) {
+      if (!parse_epilogue(argv[++i], &epilogue)) {
+        std::fprintf(stderr, "tgv-plan: --epilogue '%s': expected none, silu_mul or residual\n", argv[i]);
+        return 2;
+      }
+    } else if (std::strcmp(argv[i], "--candidates") == 0) {
+      candidates = true;
     } else if (std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: tgv-plan --gpu h200|h100 [NxKxM ...]  (no shapes: 'n k m' lines on stdin)\n");
+      std::printf("usage: tgv-plan --gpu h200|h100 [--epilogue none|silu_mul|residual] [--candidates] [NxKxM ...]  (no shapes: "
+                  "'n k m' lines on stdin)\n");
       return 0;
     } else {
       shapes.push_back(argv[i]);
@@ -101,12 +144,12 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "tgv-plan: shape '%s': expected NxKxM, e.g. 4096x4096x16\n", s.c_str());
           return 2;
         }
-        print_plan(dev, n, k, m);
+        print_plan(dev, epilogue, candidates, n, k, m);
       }
       return 0;
     }
     long long n, k, m;
-    while (std::cin >> n >> k >> m) print_plan(dev, n, k, m);
+    while (std::cin >> n >> k >> m) print_plan(dev, epilogue, candidates, n, k, m);
   } catch (const tgv::detail::Error& e) {
     std::fprintf(stderr, "tgv-plan: %s\n", e.what());
     return 2;
