@@ -203,10 +203,12 @@ CUBLAS_COLUMN = "torch"
 
 # cost_model.cpp's stream_k_evens_waves (perf-notes §41): a split-1 pick of a
 # plain call of <= STREAM_K_MAX_TOKENS tokens runs as stream-K where its tiles
-# are under STREAM_K_SHORT_ROW_COLS columns or its grid is under three waves
-# with a last wave at most STREAM_K_LAST_WAVE_SHARE of the SMs; its prediction
-# against cuBLASLt's is split 1's x STREAM_K_GAIN. cpp_model reads them.
-STREAM_K = dict(short_row_cols=1536, last_wave_share=0.43, max_tokens=32, gain=0.96)
+# are under short_row_cols columns, or its grid is under two waves with a last
+# wave at most last_wave_share of the SMs, or from two to max_waves waves with a
+# last wave of min_last_wave_share to hybrid_last_wave_share (perf-notes §50);
+# its prediction against cuBLASLt's is split 1's x gain. cpp_model reads them.
+STREAM_K = dict(short_row_cols=1536, last_wave_share=0.43, min_last_wave_share=0.05, hybrid_last_wave_share=0.65,
+                max_waves=5, max_tokens=32, gain=0.96)
 # src/tactics/tactics.hpp's limits of a stream-K grid (cpp_model reads them too).
 STREAM_K_LIMITS = dict(max_tiles=1 << 16, max_tile_floats=128 * 64, min_iters_per_cta=4)
 
@@ -223,7 +225,10 @@ def stream_k_evens_waves(key, cand):
     if ceil_div(k, cta_k) * cta_k < STREAM_K["short_row_cols"]:
         return True
     last = tiles % SMS
-    return tiles < 3 * SMS and 0 < last <= STREAM_K["last_wave_share"] * SMS
+    if tiles < 2 * SMS:
+        return last <= STREAM_K["last_wave_share"] * SMS
+    return (tiles < STREAM_K["max_waves"] * SMS
+            and STREAM_K["min_last_wave_share"] * SMS <= last <= STREAM_K["hybrid_last_wave_share"] * SMS)
 
 
 def decide(c, key, d, occ, prices, cub, margins=(MARGIN_SMALL_M, MARGIN_LARGE_M)):
@@ -308,7 +313,9 @@ def cpp_model(path, gpu="H200"):
 
     body = lambda name: src[src.index(name):src.index("};", src.index(name))]
     for key, name in (("short_row_cols", "kStreamKShortRowCols"), ("last_wave_share", "kStreamKLastWaveShare"),
-                      ("max_tokens", "kStreamKMaxTokens"), ("gain", "kStreamKGain")):
+                      ("min_last_wave_share", "kStreamKMinLastWaveShare"),
+                      ("hybrid_last_wave_share", "kStreamKHybridLastWaveShare"),
+                      ("max_waves", "kStreamKMaxWaves"), ("max_tokens", "kStreamKMaxTokens"), ("gain", "kStreamKGain")):
         STREAM_K[key] = float(re.search(r"constexpr \w+ %s = ([0-9.e]+);" % name, src).group(1))
     tactics = open(os.path.join(os.path.dirname(path), "..", "tactics", "tactics.hpp")).read()
     for key, name in (("max_tiles", "kStreamKMaxTiles"), ("max_tile_floats", "kStreamKMaxTileFloats"),

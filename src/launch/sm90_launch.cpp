@@ -26,6 +26,16 @@ bool split_k_pull_forced() {
   return v != nullptr && v[0] == '1';
 }
 
+// TGV_EXP_SK_HYBRID=0|1|2, the hybrid's A/B in one build (perf-notes §49-§50;
+// the H200 has not run it): stream-K launches take stream_k_whole_tiles at this
+// `whole_waves` instead of the plan's (kStreamKWholeWaves). Results stay correct
+// and bitwise repeatable under each; only the time changes.
+int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& plan) {
+  const char* v = std::getenv("TGV_EXP_SK_HYBRID");
+  if (v == nullptr || v[0] < '0' || v[0] > '2') return plan.stream_k_whole_tiles;
+  return stream_k_whole_tiles(g, t, plan.stream_k_ctas, v[0] - '0');
+}
+
 }  // namespace
 
 void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
@@ -95,7 +105,8 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
     p.sk_ctas = plan.stream_k_ctas;
     p.tiles_n = static_cast<int32_t>(tiles_n);
     p.tiles_m = static_cast<int32_t>(tiles_m);
-    p.sk_iters = tiles * p.num_k_blocks;
+    p.sk_dp_tiles = static_cast<int32_t>(sk_whole_tiles_override(g, t, plan));
+    p.sk_iters = (tiles - p.sk_dp_tiles) * p.num_k_blocks;
     p.sk_partials = ws.partials;
     p.sk_counters = ws.counters;
     l.grid = dim3(static_cast<unsigned>(plan.stream_k_ctas), 1, 1);

@@ -50,10 +50,17 @@ constexpr double kStreamKFixupUs = 1.5;
 // points and lost 0.4% against split 1 there (perf-notes §41); what it does
 // win is caught by stream_k_evens_waves instead.
 constexpr bool kStreamKInAuto = false;
-// stream_k_evens_waves' bounds, from that sweep (2026-12-06, H100): a tile
-// shorter than this many columns, and the share of the SMs a last wave holds.
+// stream_k_evens_waves' bounds: a tile shorter than this many columns, and the
+// share of the SMs a last wave holds under two waves (that sweep, 2026-12-06,
+// H100); from two waves on, the hybrid's bounds, where it ran faster than split
+// 1 in a corpus A/B (2026-12-07, H100, perf-notes §50: 1-3.5% at 2.5-4.5 waves
+// with a last wave of 0.24-0.64; even or slower at a share of 0.03 or 0.8-0.98,
+// and beyond five waves).
 constexpr int64_t kStreamKShortRowCols = 1536;
 constexpr double kStreamKLastWaveShare = 0.43;
+constexpr double kStreamKMinLastWaveShare = 0.05;
+constexpr double kStreamKHybridLastWaveShare = 0.65;
+constexpr int64_t kStreamKMaxWaves = 5;
 constexpr int32_t kStreamKMaxTokens = 32;
 // What those plans gained over split 1 there (2.5-8%): their predicted time
 // against cuBLASLt's is split 1's times this.
@@ -448,8 +455,10 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
 }
 
 bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) {
-  // Plain calls of <= 32 tokens: what the sweep measured. At 64 tokens the
-  // short-row case lost (13824 x 1152: 0.92x torch against 1.00x).
+  // Plain calls of <= 32 tokens: what the sweeps measured. At 64 tokens the
+  // short-row case lost (13824 x 1152: 0.92x torch against 1.00x); the 8B
+  // layer's gated gate_up (448 tiles) ran 1-3 us slower as the hybrid in the
+  // chain while its plain GEMM ran 2% faster (perf-notes §50).
   if (!g.plain() || t.arch != 90 || t.cta_n > kStreamKMaxTokens || stream_k_ctas(g, t, dev) == 0) return false;
   const int64_t tiles = tiles_of(g, t);
   const int64_t sms = dev.num_sms;
@@ -458,10 +467,28 @@ bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& 
   // and refills per tile (gemma3-1b's 262144 x 1152 lm_head on 64x8x128:
   // stream-K 206.6 us against 223.7 at M = 1, 0.92-0.93x at M 1-32).
   if (ceil_div(g.k, t.cta_k) * t.cta_k < kStreamKShortRowCols) return true;
-  // A last wave at most kStreamKLastWaveShare full, within the first three:
-  // 2.1-2.4 waves ran 2.5-5% faster as stream-K, 2.55 and more 1-5% slower.
+  // Under two waves stream-K has no whole wave to take (the hybrid is plain
+  // stream-K): a last wave of at most kStreamKLastWaveShare of the SMs, as the
+  // sweep had it. From two waves on, the hybrid takes the earlier waves whole and
+  // only the last whole wave and the partial one pay for partial sums: a last
+  // wave of kStreamKMinLastWaveShare to kStreamKHybridLastWaveShare within
+  // kStreamKMaxWaves. A last wave of a few tiles costs split 1 little; beyond
+  // five waves the tail is too small a part of the time to win back the fix-up.
   const int64_t last = tiles % sms;
-  return tiles < 3 * sms && last > 0 && double(last) <= kStreamKLastWaveShare * double(sms);
+  if (tiles < 2 * sms) return double(last) <= kStreamKLastWaveShare * double(sms);
+  return tiles < kStreamKMaxWaves * sms && double(last) >= kStreamKMinLastWaveShare * double(sms) &&
+         double(last) <= kStreamKHybridLastWaveShare * double(sms);
+}
+
+int64_t stream_k_whole_tiles(const GemmDesc& g, const Tactic& t, int32_t ctas, int32_t whole_waves) {
+  if (ctas < 1 || whole_waves <= 0) return 0;
+  const int64_t tiles = tiles_of(g, t), waves = tiles / ctas;
+  int64_t taken = whole_waves >= 2 ? waves : waves - 1;
+  // Every CTA keeps a ring's worth of the shared iterations: a CTA whose range
+  // is empty would be counted among a tile's contributors and never arrive.
+  const int64_t k_blocks = ceil_div(g.k, t.cta_k);
+  while (taken >= 1 && (tiles - taken * ctas) * k_blocks < int64_t(ctas) * kStreamKMinItersPerCta) --taken;
+  return taken >= 1 ? taken * ctas : 0;
 }
 
 Sm90Candidate best_sm90(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id, int32_t split_k) {

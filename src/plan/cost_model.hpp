@@ -114,13 +114,23 @@ bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm
 std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1,
                                            int32_t split_k = 0);
 
-// Whether a plain split-1 plan of tactic t streams faster as stream-K: a grid
-// whose last wave holds few tiles (more SMs than tiles idle through it), or
-// tiles whose weight slice is too short to fill a CTA's ring before the CTA
-// ends. The model prices whole waves and gets neither, so this is a rule
-// (perf-notes §41: an H100 sweep of split 1 against stream-K on every weight
-// of >= 60 MB).
+// Whether a plain split-1 plan of tactic t streams faster as stream-K (the
+// hybrid: kStreamKWholeWaves): a grid of a few waves whose last wave leaves
+// many SMs idle, or tiles whose weight slice is too short to fill a CTA's ring
+// before the CTA ends. The model prices whole waves and gets neither, so this
+// is a rule (perf-notes §41: an H100 sweep of split 1 against plain stream-K
+// on every weight of >= 60 MB; §50: the hybrid against split 1 over the corpus).
 bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev);
+
+// The hybrid's whole tiles in a stream-K plan of `ctas` CTAs (Params::sk_dp_tiles):
+// the first whole waves taken tile by tile, no partial sums; stream-K shares the
+// rest, so each CTA's range crosses at most the last whole wave and the partial
+// one instead of every tile on its way. `whole_waves` 1: all whole waves but the
+// last; 2: every whole wave where that leaves each CTA a ring's worth of K blocks;
+// 0: none (plain stream-K). With 1, 0 tiles for a grid of under two waves.
+int64_t stream_k_whole_tiles(const GemmDesc& g, const Tactic& t, int32_t ctas, int32_t whole_waves);
+// The library's stream-K plans take stream_k_whole_tiles at this `whole_waves`.
+inline constexpr int32_t kStreamKWholeWaves = 1;
 
 // The candidate with the lowest predicted time (ties: the earlier in
 // sm90_candidates' order); tactic -1 when every one is pruned. With split_k 0,

@@ -276,6 +276,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   if (std::string r = ring_reason(t, p.stages, p.split_k); !r.empty())
     throw_unsupported(o.stages > 0 ? strfmt("stages=%d with split_k=%d: %s", o.stages, p.split_k, r.c_str())
                                    : strfmt("split_k=%d: %s", p.split_k, r.c_str()));
+  if (p.split_k == kSplitKStream) p.stream_k_whole_tiles = stream_k_whole_tiles(g, t, p.stream_k_ctas, kStreamKWholeWaves);
   p.w_lead = sm90_w_lead(g, t, p.split_k, p.stream_k_ctas, p.stages, dev);
   p.pace_ctas = sm90_pace_ctas(g, t, p.split_k, p.stream_k_ctas, p.stages, p.w_lead, dev);
   return p;

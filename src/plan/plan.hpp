@@ -42,6 +42,7 @@ struct Plan {
   int32_t stages = 0;   // tgv only; always the count to launch, never 0
   int32_t split_k = 1;  // tgv only; kSplitKStream: stream-K
   int32_t stream_k_ctas = 0;  // stream-K: the grid, at most one CTA per SM
+  int64_t stream_k_whole_tiles = 0;  // stream-K: the hybrid's tiles taken whole (stream_k_whole_tiles)
   int32_t w_lead = 0;  // tgv sm_90: W stages in flight once x loads (0: the whole ring; sm90_w_lead)
   int32_t pace_ctas = 0;  // tgv sm_90, w_lead > 0: the CTAs (linear id below) that may be paced (sm90_pace_ctas)
   bool pdl = false;

@@ -232,9 +232,10 @@ std::vector<GemmCase> stream_k_grid() {
     c.bias = c.m != 33;
     cases.push_back(c);
   }
-  // Two and more waves of 64-row tiles (tactic 0) over one or two batches: every
-  // CTA's range crosses several tiles; with TGV_EXP_SK_HYBRID=1 (the hybrid of
-  // bench/experiments/sk-hybrid.patch) the first waves go whole, stream-K the rest.
+  // Two and more waves of 64-row tiles (tactic 0) over one or two batches: the
+  // plan takes the first wave whole (the hybrid, kStreamKWholeWaves) and every
+  // CTA's stream-K range crosses several tiles; TGV_EXP_SK_HYBRID=0 runs them as
+  // plain stream-K, 2 with every whole wave taken.
   for (GemmCase c : {shape(1, 19200, 512), shape(8, 17000, 1024), shape(4, 9000, 768, 2)}) {
     c.backend = TGV_BACKEND_TGV;
     c.tactic = 0;

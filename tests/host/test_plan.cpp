@@ -675,7 +675,7 @@ TEST(Plan, StreamKAskedFor) {
 // Auto's own stream-K (perf-notes §41): on an H100, 18432 x 4608 at M = 4 (288
 // tiles of 64 rows, 24 in the third wave) and gemma3-1b's lm_head (nine K
 // blocks a tile) plan stream-K over every SM with the library's stream-K ring;
-// the same call with an explicit split 1, at 64 tokens, or on whole waves
+// the same call with an explicit split 1, at 64 tokens, gated, or on whole waves
 // plans split 1.
 TEST(Plan, AutoTakesStreamKForAThinLastWaveOrShortTiles) {
   for (const GemmDesc& g : {desc(4, 18432, 4608), desc(1, 262144, 1152)}) {
@@ -691,7 +691,51 @@ TEST(Plan, AutoTakesStreamKForAThinLastWaveOrShortTiles) {
     EXPECT_EQ(plan(g, options(TGV_BACKEND_TGV), kH200).split_k, kSplitKStream) << g.n;
   }
   EXPECT_NE(plan(desc(64, 13824, 1152), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
-  EXPECT_NE(plan(desc(1, 28672, 4096), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+  // 448 tiles, 3.4 waves: the hybrid, two waves whole (perf-notes §50); gated, split 1.
+  const Plan waves = plan(desc(1, 28672, 4096), options(TGV_BACKEND_TGV), kH100);
+  EXPECT_EQ(waves.split_k, kSplitKStream);
+  EXPECT_EQ(waves.stream_k_whole_tiles, 2 * 132);
+  GemmDesc gated = desc(1, 28672, 4096);
+  gated.act = Act::SiluMul;
+  EXPECT_NE(plan(gated, options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+  // A last wave of 4 tiles (25600 rows) and a grid past five waves keep split 1.
+  EXPECT_NE(plan(desc(1, 25600, 5120), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+  EXPECT_NE(plan(desc(1, 43008, 5376), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+}
+
+// The hybrid's whole tiles (perf-notes §49): whole waves of the grid, never all
+// of the tiles, and never so many that a CTA's share of the rest is under a
+// ring's worth of K blocks.
+TEST(Plan, StreamKWholeTilesAreWholeWavesLeavingEveryCtaAShare) {
+  const Tactic& t = tactic(0);  // 64 x 8 x 128
+  ASSERT_EQ(t.cta_m, 64);
+  ASSERT_EQ(t.cta_k, 128);
+  const GemmDesc gate_up = desc(1, 28672, 4096);  // 448 tiles of 32 K blocks: 3.4 waves
+  EXPECT_EQ(stream_k_whole_tiles(gate_up, t, 132, 0), 0);
+  EXPECT_EQ(stream_k_whole_tiles(gate_up, t, 132, 1), 2 * 132);
+  EXPECT_EQ(stream_k_whole_tiles(gate_up, t, 132, 2), 3 * 132);
+  // Under two waves the first option leaves all to stream-K, the second one wave whole.
+  const GemmDesc two = desc(4, 18432, 4608);  // 288 tiles: 2.2 waves
+  EXPECT_EQ(stream_k_whole_tiles(two, t, 132, 1), 132);
+  EXPECT_EQ(stream_k_whole_tiles(desc(1, 12800, 4096), t, 132, 1), 0);  // 200 tiles
+  EXPECT_EQ(stream_k_whole_tiles(desc(1, 12800, 4096), t, 132, 2), 132);
+  // 265 tiles of 8 K blocks: the one left over is too little for 132 CTAs, so the
+  // last whole wave stays shared; of 1 K block, even two waves' worth is.
+  EXPECT_EQ(stream_k_whole_tiles(desc(1, 265 * 64, 1024), t, 132, 2), 132);
+  EXPECT_EQ(stream_k_whole_tiles(desc(1, 265 * 64, 128), t, 132, 2), 0);
+  // Exactly whole waves: the last is still shared.
+  EXPECT_EQ(stream_k_whole_tiles(desc(1, 264 * 64, 4096), t, 132, 2), 132);
+  for (const GemmDesc& g : {gate_up, two, desc(8, 19200, 512), desc(1, 262144, 1152)})
+    for (int32_t w : {0, 1, 2}) {
+      const int64_t whole = stream_k_whole_tiles(g, t, 132, w);
+      EXPECT_EQ(whole % 132, 0) << g.n << " " << w;
+      const int64_t tiles = ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n);
+      EXPECT_GE((tiles - whole) * ceil_div(g.k, t.cta_k), 132 * kStreamKMinItersPerCta) << g.n << " " << w;
+    }
+  // The library's plans take the constant's choice.
+  const Plan p = plan(two, options(TGV_BACKEND_TGV, -1, kSplitKStream), kH200);
+  EXPECT_EQ(p.stream_k_whole_tiles, stream_k_whole_tiles(two, tactic(p.tactic), p.stream_k_ctas, kStreamKWholeWaves));
+  EXPECT_EQ(plan(gate_up, options(TGV_BACKEND_TGV, -1, 1), kH200).stream_k_whole_tiles, 0);
 }
 
 // A tuning file's stream-K entry is used where stream-K can run the shape,

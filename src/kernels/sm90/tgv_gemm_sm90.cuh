@@ -449,7 +449,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int warp = __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
   const int lane = threadIdx.x % 32;
   const int rank = p.stream_k ? 0 : blockIdx.x % p.split_k;  // rank in the split-K cluster
-  const Schedule<T::kCtaM, T::kCtaN> sched(p);
+  const Schedule<T::kCtaM, T::kCtaN> sched(p, blockIdx.x, blockIdx.y, blockIdx.z);
 
   if (threadIdx.x == 0) {
     hooks.point(kTraceEntry);
@@ -764,12 +764,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // whatever the residency, also beside a PDL neighbour or another stream.
     if (p.stream_k && !sg.whole) {
       constexpr int kSlotFloats = T::kCtaM * T::kCtaN;
-      float* mine = p.sk_partials + int64_t(sk_slot(p, blockIdx.x, sg.tile)) * kSlotFloats;
+      const int rel = sg.tile - p.sk_dp_tiles;  // counted from the first stream-K tile
+      float* mine = p.sk_partials + int64_t(sk_slot(p, blockIdx.x, rel)) * kSlotFloats;
 #pragma unroll
       for (int i = 0; i < T::kAccRegs; ++i) __stcg(mine + i * kConsumerThreads + cthread, acc[i]);
       __threadfence();  // each thread's partial is visible device-wide before the arrival
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, 0);
-      const int64_t first_it = int64_t(sg.tile) * p.num_k_blocks;
+      const int64_t first_it = int64_t(rel) * p.num_k_blocks;
       const int c_lo = sk_cta_of(p, first_it), c_hi = sk_cta_of(p, first_it + p.num_k_blocks - 1);
       if (cthread == 0) {
         const uint32_t arrived = atomicAdd(p.sk_counters + sg.tile, 1u) + 1;
@@ -789,7 +790,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
           for (int i = 0; i < T::kAccRegs; ++i) sum[i] += acc[i];
         } else {
-          const float* theirs = p.sk_partials + int64_t(sk_slot(p, c, sg.tile)) * kSlotFloats;
+          const float* theirs = p.sk_partials + int64_t(sk_slot(p, c, rel)) * kSlotFloats;
 #pragma unroll
           for (int i = 0; i < T::kAccRegs; ++i) sum[i] += __ldcg(theirs + i * kConsumerThreads + cthread);
         }
