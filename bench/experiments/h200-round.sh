@@ -126,10 +126,18 @@
 #           TGV_EXP_SK_HYBRID=1 or 2): stream-K GPU tests under 0 / 1 / 2, then isolated.py on
 #           multi-wave weights, plain and gated, split 1 against stream-K, 0 / 1 / 2 twice (~450 s).
 #   PART=36: PART=34 then PART=33 (TOTAL_S default 480), one call (~560 s).
+#   PART=35, 37: history (the patch landed on main with perf-notes §50; TGV_EXP_SK_WAVES is gone).
 #   PART=37: the hybrid inside the layer (perf-notes §49) on a build with sk-hybrid.patch: the
 #           GPU suite, the hybrid's tests and memcheck, the chain and the corpus with every
 #           partial-wave grid stream-K (TGV_EXP_SK_WAVES=1) under hybrid 0 / 1 / 2 (~400 s).
 #           SUITE=0, MEMCHECK=0, CORPUS=0 leave those steps out; CORPUS_M, the corpus's M.
+#   PART=38: the hybrid as the library plans it (perf-notes §50, branch land): the GPU suite,
+#           memcheck over the stream-K tests, those tests with every whole wave taken
+#           (TGV_EXP_SK_HYBRID=2), the chain once and the corpus back to back (~330 s). The
+#           gtest logs stay on the device (the tool returns 8 files); r/summary.txt has
+#           each run's counts and first failures, printed again last. SUITE=0 runs the
+#           stream-K, batch and repeatability tests instead of the whole suite;
+#           CORPUS=0 leaves the corpus out (~150 s with both).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -700,6 +708,30 @@ elif [ "${PART:-1}" = 36 ]; then
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
   PART=34 bash $0
   TOTAL_S=${TOTAL_S:-480} PART=33 bash $0
+elif [ "${PART:-1}" = 38 ]; then
+  t=/tmp/r38; mkdir -p $t
+  gtests() {
+    local name=$1 log=$2; shift 2
+    "$@" > $log 2>&1
+    echo "$name rc=$?: $(grep -E 'ERROR SUMMARY|^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $log | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] .*\(' $log | head -5
+  }
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  {
+    if [ "${SUITE:-1}" = 1 ]; then gtests "GPU suite" $t/gpu-tests.txt timeout 200 $c/bin/tgv_gpu_tests
+    else gtests "stream-K, batch, repeat tests" $t/gpu-tests.txt timeout 100 $c/bin/tgv_gpu_tests \
+      --gtest_filter='*StreamK*:Tgv*Batch*:*Repeat*:*Bitwise*'; fi
+    gtests "memcheck stream-K" $t/memcheck.txt timeout 100 $cs --tool memcheck --error-exitcode 9 \
+      $c/bin/tgv_gpu_tests --gtest_filter='Grid/TgvStreamK.*:Sm90/EpilogueStreamK.*'
+    gtests "hybrid=2 stream-K tests" $t/sk2.txt env TGV_EXP_SK_HYBRID=2 timeout 60 $c/bin/tgv_gpu_tests \
+      --gtest_filter='*StreamK*:Tgv*Batch*'
+  } 2>&1 | tee $o/summary.txt
+  chain_modes $o/chain.txt 1 "land:"
+  TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
+    | grep -E 'n=28672' | head -2 | tee -a $o/summary.txt
+  [ "${CORPUS:-1}" = 1 ] && corpus b2b ${CORPUS_S:-75} "" --m ${CORPUS_M:-1 4 16 32} | tee -a $o/summary.txt
+  gzip -f $o/*.csv
+  echo "### summary"; cat $o/summary.txt
 elif [ "${PART:-1}" = 37 ]; then
   # The hybrid inside the layer (perf-notes §49), on a build with sk-hybrid.patch
   # (plans' whole tiles off unless TGV_EXP_SK_HYBRID; TGV_EXP_SK_WAVES=1 plans stream-K
