@@ -14,6 +14,12 @@ backend planned the same: a point whose run planned our kernel differently
 unmeasured; a point whose run gave auto to cuBLASLt cannot show the `tgv`
 backend's plan and is assumed unchanged (valid for a change to the cuBLASLt
 price or margin, not to the ranking; --strict leaves those out too).
+
+  --fallback RUN (repeatable): another run of the same corpus, consulted in order
+  for a point whose plan the first run did not time; that point then takes the
+  fallback run's `tgv_us` against the fallback run's torch. For two runs of one
+  build under different plans (perf-notes §50: the stream-K hybrid everywhere,
+  then main's plans), list the run whose stream-K launches are the build's first.
 """
 
 import argparse
@@ -52,6 +58,8 @@ def main():
     ap.add_argument("--plan-bin", default="build/tools/tgv-plan")
     ap.add_argument("--m", type=int, action="append", help="only this token count (repeatable)")
     ap.add_argument("--strict", action="store_true", help="leave out points whose run gave auto to cuBLASLt")
+    ap.add_argument("--fallback", action="append", default=[],
+                    help="another run of the corpus, for points whose plan the first run did not time")
     a = ap.parse_args()
     geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")  # noqa: E731
     for path in a.csv:
@@ -59,12 +67,25 @@ def main():
         rows = [r for r in rows if all(r[c + "_status"] == "ok" for c in ("tgv", "cublas", "torch"))]
         keys = sorted({(int(r["n"]), int(r["k"]), int(r["m"])) for r in rows})
         emulated = plans(a.plan_bin, a.gpu, keys)
-        kept, unmeasured, changed = [], 0, 0
+        fallbacks = [{(r["label"], r["n"], r["k"], r["m"]): r for r in load(f)} for f in a.fallback]
+        kept, unmeasured, changed, from_fallback = [], 0, 0, 0
         for r in rows:
             auto, tactic, split = emulated[(int(r["n"]), int(r["k"]), int(r["m"]))]
             run = re.match(r"tgv (\d+) \S+ split (-?\d+)", r["plan"])
             if auto == "tgv" and run and (int(run.group(1)), int(run.group(2))) != (tactic, split):
-                unmeasured += 1
+                other = None
+                for fb in fallbacks:
+                    o = fb.get((r["label"], r["n"], r["k"], r["m"]))
+                    orun = re.match(r"tgv (\d+) \S+ split (-?\d+)", o["plan"]) if o else None
+                    if orun and (int(orun.group(1)), int(orun.group(2))) == (tactic, split) and \
+                            all(o[c + "_status"] == "ok" for c in ("tgv", "torch")):
+                        other = o
+                        break
+                if other is None:
+                    unmeasured += 1
+                    continue
+                from_fallback += 1
+                kept.append((other, float(other["tgv_us"])))
                 continue
             if auto == "tgv" and not run and a.strict:
                 unmeasured += 1
@@ -74,8 +95,8 @@ def main():
             kept.append((r, us))
         ratio = lambda r, us: float(r["torch_us"]) / us  # noqa: E731
         small = [ratio(r, us) for r, us in kept if int(r["m"]) <= 32]
-        print("%s (%s): %d points, %d left out as unmeasured, %d changed route" % (path, a.gpu, len(rows), unmeasured,
-                                                                                  changed))
+        print("%s (%s): %d points, %d left out as unmeasured, %d changed route, %d timed by a fallback run" % (
+            path, a.gpu, len(rows), unmeasured, changed, from_fallback))
         print("  emulated auto vs torch: geomean M <= 32 %.3f, all %.3f, points under 0.98x %d" % (
             geo(small), geo([ratio(r, us) for r, us in kept]), sum(ratio(r, us) < 0.98 for r, us in kept)))
         run_small = [float(r["torch_us"]) / float(r["auto_us"]) for r, _ in kept if int(r["m"]) <= 32]
