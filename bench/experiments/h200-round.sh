@@ -193,6 +193,13 @@ chain_ab() {
     done
   done | tee $o/chain-ab.txt
 }
+# A gtest run's exit status, counts and first failures: name, log, then the command.
+gtests() {
+  local name=$1 log=$2; shift 2
+  "$@" > $log 2>&1
+  echo "$name rc=$?: $(grep -E 'ERROR SUMMARY|^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $log | tr '\n' ' ')"
+  grep -E '^\[  FAILED  \] .*\(' $log | head -5
+}
 # The chain untuned under several settings of one build, alternated: output file,
 # rounds, then each setting as NAME:ENV (ENV: VAR=value words, or empty).
 chain_modes() {
@@ -710,12 +717,6 @@ elif [ "${PART:-1}" = 36 ]; then
   TOTAL_S=${TOTAL_S:-480} PART=33 bash $0
 elif [ "${PART:-1}" = 38 ]; then
   t=/tmp/r38; mkdir -p $t
-  gtests() {
-    local name=$1 log=$2; shift 2
-    "$@" > $log 2>&1
-    echo "$name rc=$?: $(grep -E 'ERROR SUMMARY|^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $log | tr '\n' ' ')"
-    grep -E '^\[  FAILED  \] .*\(' $log | head -5
-  }
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
   {
     if [ "${SUITE:-1}" = 1 ]; then gtests "GPU suite" $t/gpu-tests.txt timeout 200 $c/bin/tgv_gpu_tests
@@ -740,13 +741,6 @@ elif [ "${PART:-1}" = 37 ]; then
   # alternated twice (main's plans; waves with hybrid 0 / 1 / 2), the corpus back to
   # back both ways, then isolated.py on multi-wave weights while time is left.
   t0=$SECONDS
-  # A gtest run's exit status, counts and first failures: name, log, then the command.
-  gtests() {
-    local name=$1 log=$2; shift 2
-    "$@" > $log 2>&1
-    echo "$name rc=$?: $(grep -E 'ERROR SUMMARY|^\[==========\] .* ran|^\[  (PASSED|FAILED)  \]' $log | tr '\n' ' ')"
-    grep -E '^\[  FAILED  \] .*\(' $log | head -5
-  }
   [ "${SUITE:-1}" = 1 ] && gtests "GPU suite" $o/gpu-tests.txt timeout 200 $c/bin/tgv_gpu_tests
   for v in 1 2; do
     gtests "hybrid=$v tests" $o/sk-tests-$v.txt env TGV_EXP_SK_WAVES=1 TGV_EXP_SK_HYBRID=$v timeout 90 \
