@@ -51,6 +51,13 @@ def plans(plan_bin, gpu, keys, full=False):
     return got
 
 
+def run_plan(row):
+    """(tactic, split) of the `tgv` backend's plan a run timed at this row, or None
+    where auto's plan there was cuBLASLt's."""
+    run = re.match(r"tgv (\d+) \S+ split (-?\d+)", row["plan"])
+    return (int(run.group(1)), int(run.group(2))) if run else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", nargs="+")
@@ -71,14 +78,12 @@ def main():
         kept, unmeasured, changed, from_fallback = [], 0, 0, 0
         for r in rows:
             auto, tactic, split = emulated[(int(r["n"]), int(r["k"]), int(r["m"]))]
-            run = re.match(r"tgv (\d+) \S+ split (-?\d+)", r["plan"])
-            if auto == "tgv" and run and (int(run.group(1)), int(run.group(2))) != (tactic, split):
+            run = run_plan(r)
+            if auto == "tgv" and run and run != (tactic, split):
                 other = None
                 for fb in fallbacks:
                     o = fb.get((r["label"], r["n"], r["k"], r["m"]))
-                    orun = re.match(r"tgv (\d+) \S+ split (-?\d+)", o["plan"]) if o else None
-                    if orun and (int(orun.group(1)), int(orun.group(2))) == (tactic, split) and \
-                            all(o[c + "_status"] == "ok" for c in ("tgv", "torch")):
+                    if o and run_plan(o) == (tactic, split) and all(o[c + "_status"] == "ok" for c in ("tgv", "torch")):
                         other = o
                         break
                 if other is None:
