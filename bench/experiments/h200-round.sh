@@ -137,7 +137,8 @@
 #           gtest logs stay on the device (the tool returns 8 files); r/summary.txt has
 #           each run's counts and first failures, printed again last. SUITE=0 runs the
 #           stream-K, batch and repeatability tests instead of the whole suite;
-#           CORPUS=0 leaves the corpus out (~150 s with both).
+#           CORPUS=0 leaves the corpus out (~150 s with both); then isolated.py on three
+#           multi-wave weights, plain and gated, split 1 against the hybrid (ISO=0: not).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -731,6 +732,15 @@ elif [ "${PART:-1}" = 38 ]; then
   TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
     | grep -E 'n=28672' | head -2 | tee -a $o/summary.txt
   [ "${CORPUS:-1}" = 1 ] && corpus b2b ${CORPUS_S:-75} "" --m ${CORPUS_M:-1 4 16 32} | tee -a $o/summary.txt
+  # The 8B gate_up and two other multi-wave weights, plain and gated, split 1 against
+  # the hybrid (the chain's gated stage keeps split 1 from the H100's layer, §50).
+  if [ "${ISO:-1}" = 1 ]; then
+    for g in "" --gated; do
+      echo "## isolated.py $g (split 1 / hybrid)"
+      "${py[@]}" timeout 60 python3 bench/experiments/isolated.py $g --m 1,16 --splits 1,-1 --chain-only \
+        --shapes 28672:4096,27648:5120,28672:3584 --all --replays 5 2>&1 | grep -E "^[0-9]+ [0-9]+ [0-9]+ \||/sk|/1 "
+    done 2>&1 | tee -a $o/summary.txt
+  fi
   gzip -f $o/*.csv
   echo "### summary"; cat $o/summary.txt
 elif [ "${PART:-1}" = 37 ]; then
