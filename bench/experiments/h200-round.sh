@@ -133,7 +133,8 @@
 #           SUITE=0, MEMCHECK=0, CORPUS=0 leave those steps out; CORPUS_M, the corpus's M.
 #   PART=38: the hybrid as the library plans it (perf-notes §50, branch land): the GPU suite,
 #           memcheck over the stream-K tests, those tests with every whole wave taken
-#           (TGV_EXP_SK_HYBRID=2), the chain once and the corpus back to back (~330 s). The
+#           (TGV_EXP_SK_HYBRID=2), the chain as planned and with the gated gate_up as the
+#           hybrid (TGV_EXP_SK_GATED=1), ROUNDS (2) times, the corpus back to back (~400 s). The
 #           gtest logs stay on the device (the tool returns 8 files); r/summary.txt has
 #           each run's counts and first failures, printed again last. SUITE=0 runs the
 #           stream-K, batch and repeatability tests instead of the whole suite;
@@ -728,7 +729,9 @@ elif [ "${PART:-1}" = 38 ]; then
     gtests "hybrid=2 stream-K tests" $t/sk2.txt env TGV_EXP_SK_HYBRID=2 timeout 60 $c/bin/tgv_gpu_tests \
       --gtest_filter='*StreamK*:Tgv*Batch*'
   } 2>&1 | tee $o/summary.txt
-  chain_modes $o/chain.txt 1 "land:"
+  # The layer as planned, then with its gated gate_up as the hybrid (TGV_EXP_SK_GATED=1).
+  chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "gsk:TGV_EXP_SK_GATED=1"
+  grep -E "^###|^llama" $o/chain.txt >> $o/summary.txt
   TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
     | grep -E 'n=28672' | head -2 | tee -a $o/summary.txt
   [ "${CORPUS:-1}" = 1 ] && corpus b2b ${CORPUS_S:-75} "" --m ${CORPUS_M:-1 4 16 32} | tee -a $o/summary.txt

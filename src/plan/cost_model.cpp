@@ -454,12 +454,24 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
   return out;
 }
 
+// TGV_EXP_SK_GATED=1: a gated call (bf16, no residual) planned by the plain
+// calls' rule below, for the H200's layer A/B in one build (the H100's ran the
+// gated gate_up slower as the hybrid, perf-notes §50; the H200 has not run it).
+// Read per plan: the chain's processes each set it or not.
+bool gated_stream_k_experiment(const GemmDesc& g) {
+  const char* v = std::getenv("TGV_EXP_SK_GATED");
+  return v != nullptr && v[0] == '1' && g.act != Act::None && !g.has_residual() && g.in_type == DType::BF16 &&
+         g.out_type == DType::BF16;
+}
+
 bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) {
   // Plain calls of <= 32 tokens: what the sweeps measured. At 64 tokens the
   // short-row case lost (13824 x 1152: 0.92x torch against 1.00x); the 8B
   // layer's gated gate_up (448 tiles) ran 1-3 us slower as the hybrid in the
   // chain while its plain GEMM ran 2% faster (perf-notes §50).
-  if (!g.plain() || t.arch != 90 || t.cta_n > kStreamKMaxTokens || stream_k_ctas(g, t, dev) == 0) return false;
+  if (!(g.plain() || gated_stream_k_experiment(g)) || t.arch != 90 || t.cta_n > kStreamKMaxTokens ||
+      stream_k_ctas(g, t, dev) == 0)
+    return false;
   const int64_t tiles = tiles_of(g, t);
   const int64_t sms = dev.num_sms;
   if (tiles <= sms) return false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -698,6 +699,17 @@ TEST(Plan, AutoTakesStreamKForAThinLastWaveOrShortTiles) {
   GemmDesc gated = desc(1, 28672, 4096);
   gated.act = Act::SiluMul;
   EXPECT_NE(plan(gated, options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
+  // The H200's layer A/B (TGV_EXP_SK_GATED=1) plans it as the plain call; a residual call never.
+  ASSERT_EQ(setenv("TGV_EXP_SK_GATED", "1", 1), 0);
+  const Plan gated_sk = plan(gated, options(TGV_BACKEND_TGV), kH200);
+  GemmDesc residual = gated;
+  residual.residual = gated.out;
+  const Plan residual_sk = plan(residual, options(TGV_BACKEND_TGV), kH200);
+  ASSERT_EQ(unsetenv("TGV_EXP_SK_GATED"), 0);
+  EXPECT_EQ(gated_sk.split_k, kSplitKStream);
+  EXPECT_EQ(gated_sk.stream_k_whole_tiles, 2 * 132);
+  EXPECT_NE(residual_sk.split_k, kSplitKStream);
+  EXPECT_NE(plan(gated, options(TGV_BACKEND_TGV), kH200).split_k, kSplitKStream);
   // A last wave of 4 tiles (25600 rows) and a grid past five waves keep split 1.
   EXPECT_NE(plan(desc(1, 25600, 5120), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
   EXPECT_NE(plan(desc(1, 43008, 5376), options(TGV_BACKEND_TGV), kH100).split_k, kSplitKStream);
