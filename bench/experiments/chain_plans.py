@@ -57,7 +57,9 @@ def tactic_ids():
 
 
 def run_chain(model, tuning):
-    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(CARRY, "bin"), TGV_LOG_DISPATCH="1")
+    # TGV_EXP_TUNED_GATED: the gated gate_up takes its entry too (the library plans
+    # gated calls by the cost model alone since perf-notes §47).
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(CARRY, "bin"), TGV_LOG_DISPATCH="1", TGV_EXP_TUNED_GATED="1")
     env["TGV_TUNING_FILE"] = tuning  # an empty file for the baseline: no entries, no stale cache
     out = subprocess.run([os.path.join(CARRY, "bin", "tgv-bench"), "--mode", "chain", "--model", model, "--m",
                           ",".join(map(str, MS))], env=env, capture_output=True, text=True, timeout=120)

@@ -1,6 +1,7 @@
 #include "plan/plan.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
@@ -166,6 +167,14 @@ std::string ring_reason(const Tactic& t, int32_t stages, int32_t split_k) {
                 (long long)(partials > epilogue ? partials : epilogue), need);
 }
 
+// TGV_EXP_TUNED_GATED=1: a gated call takes its (n, k, M) entry too, as before
+// §47, so bench/experiments/chain_plans.py can set the layer's gated gate_up plan
+// from a tuning file. Read per plan: each chain run is its own process.
+bool gated_tuning_experiment() {
+  const char* v = std::getenv("TGV_EXP_TUNED_GATED");
+  return v != nullptr && v[0] == '1';
+}
+
 // A tuned tgv choice is used only where it is still legal for this problem.
 bool usable(const TunedChoice& c, const GemmDesc& g, const DeviceInfo& dev) {
   const bool stream_k = c.split_k == kSplitKStream;
@@ -208,7 +217,8 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   // call runs another kernel (gate and up rows per tile) that no entry timed, and
   // cuBLASLt's route for a residual adds our epilogue kernel and an fp32 scratch
   // round trip that a cuBLASLt verdict never paid: the cost model plans those.
-  if (tuned != nullptr && (g.act != Act::None || (tuned->cublas && g.has_residual()))) tuned = nullptr;
+  if (tuned != nullptr && ((g.act != Act::None && !gated_tuning_experiment()) || (tuned->cublas && g.has_residual())))
+    tuned = nullptr;
   if (tuned != nullptr && tuned->cublas) {
     if (!tgv_required) return p;  // measured: cuBLASLt is faster here
     tuned = nullptr;              // backend=tgv: the cost model picks among ours

@@ -2,6 +2,7 @@
 // the dispatcher uses a tuned choice.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "plan/cost_model.hpp"
@@ -250,6 +251,11 @@ TEST(Tuning, EntriesServeOnlyTheCallsTheyTimed) {
   ASSERT_EQ(gated_untuned.backend, TGV_BACKEND_TGV);
   ASSERT_NE(gated_untuned.tactic, 4);
   EXPECT_TRUE(same(tgv::detail::plan(gated, auto_opts, h200(), &t), gated_untuned));
+  // chain_plans.py's switch (TGV_EXP_TUNED_GATED=1) gives the gated call its entry.
+  ASSERT_EQ(setenv("TGV_EXP_TUNED_GATED", "1", 1), 0);
+  const int32_t gated_tuned_tactic = tgv::detail::plan(gated, auto_opts, h200(), &t).tactic;
+  ASSERT_EQ(unsetenv("TGV_EXP_TUNED_GATED"), 0);
+  EXPECT_EQ(gated_tuned_tactic, 4);
 
   // A residual call: a cuBLASLt verdict is not followed (our kernel, fused) ...
   GemmDesc residual = desc(8, 5120, 4096);
