@@ -141,6 +141,8 @@
 #           stream-K, batch and repeatability tests instead of the whole suite;
 #           CORPUS=0 leaves the corpus out (~150 s with both); then isolated.py on three
 #           multi-wave weights, plain and gated, split 1 against the hybrid (ISO=0: not).
+#   PART=39: PART=38 with ISO=0, then PART=7 (perf-notes §51's next H200 call, ~330 s; the
+#           output ends with PART=38's summary; eight files come back, the tool's limit).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -713,6 +715,12 @@ elif [ "${PART:-1}" = 35 ]; then
         | grep -E "^[0-9]+ [0-9]+ [0-9]+ \||/sk|/1 "
     done
   done
+elif [ "${PART:-1}" = 39 ]; then
+  # perf-notes §51's next H200 call: PART=38 without isolated.py, then PART=7 (~330 s).
+  ISO=${ISO:-0} PART=38 bash $0 > $o/part38.txt 2>&1
+  echo "PART=38 rc=$?"
+  PLANS_S=${PLANS_S:-150} PART=7 bash $0
+  echo "### PART=38 summary"; tail -c 6000 $o/summary.txt
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
