@@ -459,9 +459,12 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
 // gated gate_up slower as the hybrid, perf-notes §50; the H200 has not run it).
 // Read per plan: the chain's processes each set it or not.
 bool gated_stream_k_experiment(const GemmDesc& g) {
+  if (g.act == Act::None) return false;
   const char* v = std::getenv("TGV_EXP_SK_GATED");
-  return v != nullptr && v[0] == '1' && g.act != Act::None && !g.has_residual() && g.in_type == DType::BF16 &&
-         g.out_type == DType::BF16;
+  if (v == nullptr || v[0] != '1') return false;
+  GemmDesc ungated = g;  // a plain call but for the gate
+  ungated.act = Act::None;
+  return ungated.plain();
 }
 
 bool stream_k_evens_waves(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev) {
