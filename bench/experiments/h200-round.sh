@@ -143,6 +143,8 @@
 #           multi-wave weights, plain and gated, split 1 against the hybrid (ISO=0: not).
 #   PART=39: PART=38 with ISO=0, then PART=7 (perf-notes §51's next H200 call, ~330 s; the
 #           output ends with PART=38's summary; eight files come back, the tool's limit).
+#   PART=40: issue 11's decode step untuned and tuned at batches 1, 4, 16, then the sweep
+#           (PART=5, SWEEP_M default 1,4,16,32) until TOTAL_S (default 560) in all.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -721,6 +723,15 @@ elif [ "${PART:-1}" = 39 ]; then
   echo "PART=38 rc=$?"
   PLANS_S=${PLANS_S:-150} PART=7 bash $0
   echo "### PART=38 summary"; tail -c 6000 $o/summary.txt
+elif [ "${PART:-1}" = 40 ]; then
+  # Issue 11's decode step untuned and tuned at batches 1, 4, 16 (its tuning file kept),
+  # then the sweep (PART=5) at SWEEP_M (default 1,4,16,32) until TOTAL_S (default 560).
+  t0=$SECONDS
+  "${py[@]}" timeout ${E2E_S:-230} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
+    --quick --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+  echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -24
+  SWEEP_S=$((${TOTAL_S:-560} - (SECONDS - t0))) PART=5 bash $0
+  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
