@@ -719,7 +719,8 @@ elif [ "${PART:-1}" = 35 ]; then
   done
 elif [ "${PART:-1}" = 39 ]; then
   # perf-notes §51's next H200 call: PART=38 without isolated.py, then PART=7 (~330 s).
-  ISO=${ISO:-0} PART=38 bash $0 > $o/part38.txt 2>&1
+  # CHAIN_EXTRA: the W producer never paced (§52).
+  CHAIN_EXTRA=${CHAIN_EXTRA-nolead:TGV_EXP_W_LEAD=0} ISO=${ISO:-0} PART=38 bash $0 > $o/part38.txt 2>&1
   echo "PART=38 rc=$?"
   PLANS_S=${PLANS_S:-150} PART=7 bash $0
   echo "### PART=38 summary"; tail -c 6000 $o/summary.txt
@@ -750,7 +751,7 @@ elif [ "${PART:-1}" = 38 ]; then
       --gtest_filter='*StreamK*:Tgv*Batch*'
   } 2>&1 | tee $o/summary.txt
   # The layer as planned, then with its gated gate_up as the hybrid (TGV_EXP_SK_GATED=1).
-  chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "gsk:TGV_EXP_SK_GATED=1"
+  chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "gsk:TGV_EXP_SK_GATED=1" ${CHAIN_EXTRA:-}
   grep -E "^###|^llama" $o/chain.txt >> $o/summary.txt
   TGV_LOG_DISPATCH=1 TGV_TUNING_FILE=$untuned timeout 30 $c/bin/tgv-bench --mode chain --m 1 2>&1 \
     | grep -E 'n=28672' | head -2 | tee -a $o/summary.txt

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "common/cuda_check.hpp"
@@ -34,6 +35,19 @@ int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& 
   const char* v = std::getenv("TGV_EXP_SK_HYBRID");
   if (v == nullptr || v[0] < '0' || v[0] > '2') return plan.stream_k_whole_tiles;
   return stream_k_whole_tiles(g, t, plan.stream_k_ctas, v[0] - '0');
+}
+
+// TGV_EXP_W_LEAD=<n>, the W producer's pacing A/B in one build (perf-notes §52):
+// every launch's Params::w_lead becomes n (0, or n >= its ring's stages: never
+// paced) and, where the plan paced no CTA, every CTA may be paced. A lead of the
+// whole ring or more would wait on a slot's later lap; only the time changes.
+void w_lead_override(kernels::sm90::Params& p) {
+  const char* v = std::getenv("TGV_EXP_W_LEAD");
+  if (v == nullptr || v[0] < '0' || v[0] > '9') return;
+  const int lead = std::atoi(v);
+  p.w_lead = lead < p.stages ? lead : 0;
+  if (p.w_lead == 0) p.pace_ctas = 0;
+  else if (p.pace_ctas == 0) p.pace_ctas = INT32_MAX;
 }
 
 }  // namespace
@@ -69,6 +83,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.stages = plan.stages;
   p.w_lead = plan.w_lead;
   p.pace_ctas = plan.pace_ctas;
+  w_lead_override(p);
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;
