@@ -145,6 +145,9 @@
 #           output ends with PART=38's summary; eight files come back, the tool's limit).
 #   PART=40: issue 11's decode step untuned and tuned at batches 1, 4, 16, then the sweep
 #           (PART=5, SWEEP_M default 1,4,16,32) until TOTAL_S (default 560) in all.
+#   PART=41: two K groups on every narrow 64-row tile (TGV_EXP_K_GROUPS=2, §52): its GPU
+#           tests, one group against two on large weights (isolated.py), then PART=40's
+#           decode step (~450 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -719,8 +722,8 @@ elif [ "${PART:-1}" = 35 ]; then
   done
 elif [ "${PART:-1}" = 39 ]; then
   # perf-notes §51's next H200 call: PART=38 without isolated.py, then PART=7 (~330 s).
-  # CHAIN_EXTRA: the W producer never paced (§52).
-  CHAIN_EXTRA=${CHAIN_EXTRA-nolead:TGV_EXP_W_LEAD=0} ISO=${ISO:-0} PART=38 bash $0 > $o/part38.txt 2>&1
+  # CHAIN_EXTRA: the W producer never paced; two K groups on every narrow 64-row tile (§52).
+  CHAIN_EXTRA=${CHAIN_EXTRA-"nolead:TGV_EXP_W_LEAD=0 kg2:TGV_EXP_K_GROUPS=2"} ISO=${ISO:-0} PART=38 bash $0 > $o/part38.txt 2>&1
   echo "PART=38 rc=$?"
   PLANS_S=${PLANS_S:-150} PART=7 bash $0
   echo "### PART=38 summary"; tail -c 6000 $o/summary.txt
@@ -731,8 +734,53 @@ elif [ "${PART:-1}" = 40 ]; then
   "${py[@]}" timeout ${E2E_S:-230} python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
     --quick --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -24
-  SWEEP_S=$((${TOTAL_S:-560} - (SECONDS - t0))) PART=5 bash $0
+  left=$((${TOTAL_S:-560} - (SECONDS - t0)))
+  [ $left -ge 30 ] && SWEEP_S=$left PART=5 bash $0
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 41 ]; then
+  # Two K groups on every narrow 64-row tile (TGV_EXP_K_GROUPS=2, perf-notes §52): the
+  # GPU tests that reach large grids with it on, then one group against two on large
+  # weights back to back, split 1 (plain, then the gated gate_up), then PART=40's decode
+  # step untuned and tuned (E2E_S, default 230 s; no sweep).
+  gtests "K groups 2 tests" $o/kg2-tests.txt env TGV_EXP_K_GROUPS=2 timeout 150 $c/bin/tgv_gpu_tests \
+    --gtest_filter='Grid/TgvGemm.*:*TgvTactic*:*TgvStages*:*TgvPaced*:*TgvSplitK.*:*EpilogueGrid*:*EpilogueEngineShapes*:*Repeat*:Graph.*:Pdl.*:*KGroup*'
+  for r in 1 2; do
+    for v in 1 2; do
+      for g in "" --gated; do
+        sh=28672:4096,14336:4096,12288:4096,7168:8192,10240:5120,16384:3072; [ -n "$g" ] && sh=28672:4096
+        echo "## K groups $v round $r $g"
+        "${py[@]}" TGV_EXP_K_GROUPS=$v timeout 50 python3 bench/experiments/isolated.py $g --m 1,16 --splits 1 \
+          --chain-only --all --shapes $sh --replays 5 2>&1
+      done
+    done
+  done > $o/kg-iso.txt
+  # One line per weight, M and gate: the 64-row tile's back-to-back us per setting and round.
+  python3 - $o/kg-iso.txt <<'PY'
+import re, sys
+rows, pending, col, gate = {}, None, "", ""
+for line in open(sys.argv[1]):
+    h = re.match(r"## K groups (\d) round (\d) ?(.*)", line)
+    if h:
+        col, gate = "kg%s/r%s" % h.group(1, 2), h.group(3) or "plain"
+        continue
+    c = re.match(r"\s+(64x\d+x128/1)\s+chain\s+([\d.]+)", line)
+    if c:
+        pending = (c.group(1), float(c.group(2)))
+        continue
+    sm = re.match(r"(\d+) (\d+) (\d+) \| torch ([\d.]+)", line)
+    if sm and pending:
+        k = (sm.group(1), sm.group(2), sm.group(3), gate, pending[0])
+        rows.setdefault(k, {})[col] = pending[1]
+        rows[k]["torch/" + col[-2:]] = float(sm.group(4))
+        pending = None
+cols = ["kg1/r1", "kg2/r1", "kg1/r2", "kg2/r2", "torch/r1"]
+print("n k m gate tile | " + " ".join(cols) + " | kg2/kg1")
+for k, v in rows.items():
+    a = [v.get(c, float("nan")) for c in cols]
+    ratio = (a[1] + a[3]) / (a[0] + a[2])
+    print(" ".join(k) + " | " + " ".join("%.2f" % x for x in a) + " | %.3f" % ratio)
+PY
+  TOTAL_S=0 PART=40 bash $0
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.

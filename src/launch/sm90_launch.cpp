@@ -50,6 +50,19 @@ void w_lead_override(kernels::sm90::Params& p) {
   else if (p.pace_ctas == 0) p.pace_ctas = INT32_MAX;
 }
 
+// TGV_EXP_K_GROUPS=1|2, the K groups' A/B on any grid in one build (perf-notes
+// §52): every launch's Params::k_groups becomes 1 or 2 (the kernel takes 2 only
+// on tiles that have them, outside stream-K). Under 2 an odd ring of a split-1
+// plan drops a stage (the groups run on even rings only, §39; a split-K ring is
+// sized for its partials and keeps one group there). Only the time changes.
+void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
+  const char* v = std::getenv("TGV_EXP_K_GROUPS");
+  if (v == nullptr || (v[0] != '1' && v[0] != '2')) return;
+  p.k_groups = v[0] - '0';
+  if (p.k_groups == 2 && plan_split_k == 1 && p.stages % 2 == 1 && p.stages > 4) --p.stages;
+  if (p.w_lead >= p.stages) p.w_lead = 0, p.pace_ctas = 0;
+}
+
 }  // namespace
 
 void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
@@ -83,10 +96,11 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.stages = plan.stages;
   p.w_lead = plan.w_lead;
   p.pace_ctas = plan.pace_ctas;
-  w_lead_override(p);
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;
+  k_groups_override(p, plan.split_k);
+  w_lead_override(p);
   p.split_push =
       !stream_k && sm90_split_push_bytes(t.cta_m, t.cta_n, plan.split_k) > 0 && !split_k_pull_forced() ? 1 : 0;
   p.w_folded = w_fold > 0;
