@@ -148,6 +148,7 @@
 #   PART=41: two K groups on every narrow 64-row tile (TGV_EXP_K_GROUPS=2, §52): its GPU
 #           tests, one group against two on large weights (isolated.py), then PART=40's
 #           decode step (~450 s).
+#   PART=42: the chain under main's plans and each experiment switch (~60 s a round).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -781,6 +782,11 @@ for k, v in rows.items():
     print(" ".join(k) + " | " + " ".join("%.2f" % x for x in a) + " | %.3f" % ratio)
 PY
   TOTAL_S=0 PART=40 bash $0
+elif [ "${PART:-1}" = 42 ]; then
+  # The layer under each experiment switch, ROUNDS (default 1) times (~60 s a round):
+  # main's plans, the gated hybrid, the W producer never paced, two K groups everywhere.
+  chain_modes $o/chain.txt ${ROUNDS:-1} "land:" "gsk:TGV_EXP_SK_GATED=1" "nolead:TGV_EXP_W_LEAD=0" \
+    "kg2:TGV_EXP_K_GROUPS=2"
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
