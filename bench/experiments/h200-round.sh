@@ -149,6 +149,8 @@
 #           tests, one group against two on large weights (isolated.py), then PART=40's
 #           decode step (~450 s).
 #   PART=42: the chain under main's plans and each experiment switch (~60 s a round).
+#   PART=43: pacing off (TGV_EXP_W_LEAD=0) against main: the decode step, the corpus
+#           between kernels and back to back, the chain (~480 s; perf-notes §52).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -787,6 +789,26 @@ elif [ "${PART:-1}" = 42 ]; then
   # main's plans, the gated hybrid, the W producer never paced, two K groups everywhere.
   chain_modes $o/chain.txt ${ROUNDS:-1} "land:" "gsk:TGV_EXP_SK_GATED=1" "nolead:TGV_EXP_W_LEAD=0" \
     "kg2:TGV_EXP_K_GROUPS=2"
+elif [ "${PART:-1}" = 43 ]; then
+  # Pacing off as the default? (perf-notes §52): the decode step untuned, main and
+  # TGV_EXP_W_LEAD=0 alternated twice, then the corpus at M 1, 4, 16 between kernels
+  # and back to back each way, then the chain under both (~450 s; five files back).
+  for v in land nolead land nolead; do
+    e=; [ $v = nolead ] && e=TGV_EXP_W_LEAD=0
+    echo "## e2e $v from $SECONDS s" >> $o/e2e-ab.txt
+    "${py[@]}" $e timeout 120 python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 > /tmp/e2e.txt 2>&1
+    echo "## e2e $v rc=$? (model batch torch-ms tgv-fused-ms x)"
+    cat /tmp/e2e.txt >> $o/e2e-ab.txt
+    grep -hE "^\| (8b|70b)" /tmp/e2e.txt | awk -F'|' '{print $2,$4,$5,$10,$11}'
+  done
+  for mode in iso b2b; do
+    flag=; s=60; [ $mode = iso ] && flag=--isolated s=90
+    corpus $mode-land ${CORPUS_S:-$s} "" $flag --m 1 4 16
+    corpus $mode-nolead ${CORPUS_S:-$s} TGV_EXP_W_LEAD=0 $flag --m 1 4 16
+  done
+  chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "nolead:TGV_EXP_W_LEAD=0"
+  gzip -f $o/*.csv
+  tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
