@@ -41,10 +41,14 @@ int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& 
 // every launch's Params::w_lead becomes n (0, or n >= its ring's stages: never
 // paced) and, where the plan paced no CTA, every CTA may be paced. A lead of the
 // whole ring or more would wait on a slot's later lap; only the time changes.
+// Read once per process (every launch's host path passes here; the A/B runs one
+// process per setting).
 void w_lead_override(kernels::sm90::Params& p) {
-  const char* v = std::getenv("TGV_EXP_W_LEAD");
-  if (v == nullptr || v[0] < '0' || v[0] > '9') return;
-  const int lead = std::atoi(v);
+  static const int lead = [] {
+    const char* v = std::getenv("TGV_EXP_W_LEAD");
+    return v == nullptr || v[0] < '0' || v[0] > '9' ? -1 : std::atoi(v);
+  }();
+  if (lead < 0) return;
   p.w_lead = lead < p.stages ? lead : 0;
   if (p.w_lead == 0) p.pace_ctas = 0;
   else if (p.pace_ctas == 0) p.pace_ctas = INT32_MAX;
@@ -55,10 +59,14 @@ void w_lead_override(kernels::sm90::Params& p) {
 // on tiles that have them, outside stream-K). Under 2 an odd ring of a split-1
 // plan drops a stage (the groups run on even rings only, §39; a split-K ring is
 // sized for its partials and keeps one group there). Only the time changes.
+// Read once per process, as TGV_EXP_W_LEAD.
 void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
-  const char* v = std::getenv("TGV_EXP_K_GROUPS");
-  if (v == nullptr || (v[0] != '1' && v[0] != '2')) return;
-  p.k_groups = v[0] - '0';
+  static const int groups = [] {
+    const char* v = std::getenv("TGV_EXP_K_GROUPS");
+    return v == nullptr || (v[0] != '1' && v[0] != '2') ? 0 : v[0] - '0';
+  }();
+  if (groups == 0) return;
+  p.k_groups = groups;
   if (p.k_groups == 2 && plan_split_k == 1 && p.stages % 2 == 1 && p.stages > 4) --p.stages;
   if (p.w_lead >= p.stages) p.w_lead = 0, p.pace_ctas = 0;
 }
