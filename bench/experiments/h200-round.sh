@@ -151,6 +151,7 @@
 #   PART=42: the chain under main's plans and each experiment switch (~60 s a round).
 #   PART=43: pacing off (TGV_EXP_W_LEAD=0) against main: the decode step, the corpus
 #           between kernels and back to back, the chain (~480 s; perf-notes §52).
+#   PART=44: the corpus with 5 rounds against --balanced-rounds (8), alternated (~300 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -807,6 +808,17 @@ elif [ "${PART:-1}" = 43 ]; then
     corpus $mode-nolead ${CORPUS_S:-$s} TGV_EXP_W_LEAD=0 $flag --m 1 4 16
   done
   chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "nolead:TGV_EXP_W_LEAD=0"
+  gzip -f $o/*.csv
+  tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
+elif [ "${PART:-1}" = 44 ]; then
+  # The harness's place in a round (perf-notes §52): the corpus back to back at M 1-32 as
+  # run so far (5 rounds of 4 implementations: one holds the first place twice) and with
+  # --balanced-rounds (8: each holds each place twice), alternated twice (~300 s). The
+  # question is the points under 0.98x torch, `cublas` (torch's own call) above all.
+  for r in 1 2; do
+    corpus plain-$r ${CORPUS_S:-75} "" --m 1 4 16 32
+    corpus balanced-$r ${CORPUS_S2:-110} "" --m 1 4 16 32 --balanced-rounds
+  done
   gzip -f $o/*.csv
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
 elif [ "${PART:-1}" = 36 ]; then

@@ -23,6 +23,9 @@ implementation's graph once, in an order rotated round by round, so a drift of
 the GPU lands on all of them), each replay between its own pair of events; an
 implementation's median replay / calls is its time per call. `calls` makes a
 replay last ~300 us, so a replay's own launch is ~1%.
+--balanced-rounds rounds --replays up to whole rotations of that order (8 rounds
+of 4 implementations, not 5), so each implementation holds each place in a round
+equally often.
 --warm-replays N replays each graph N times untimed right before each timed
 replay, so that it follows itself rather than another implementation's graph:
 right after another graph our one-wave grids ran 7-30% slower for every call of
@@ -193,6 +196,14 @@ def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=Fals
     return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
 
 
+def balanced_rounds(replays, implementations):
+    """--balanced-rounds: --replays rounded up to whole rotations of the order, so that
+    every implementation is timed in every position of a round equally often (with 5
+    rounds of 4, one holds the first place twice: the same plan timed as auto, first,
+    and under its own name ran up to 2.9% apart, perf-notes §51)."""
+    return -(-replays // implementations) * implementations
+
+
 def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False, warm_replays=0):
     """The median us per call of each of `fns` (in their order), each captured as
     capture_graph does and replayed in `replays` interleaved rounds
@@ -285,6 +296,9 @@ def parse_args(argv):
     p.add_argument("--separate-copies", action="store_true", help="each weight copy its own allocation")
     p.add_argument("--out-buffer", action="store_true", help="our backends write a preallocated out")
     p.add_argument("--side-stream", action="store_true", help="replays on a stream of their own, not the legacy one")
+    p.add_argument("--balanced-rounds", action="store_true",
+                   help="round --replays up to a multiple of the implementations timed (each holds each place "
+                        "in a round's order equally often)")
     p.add_argument("--warm-replays", type=int, default=0,
                    help="untimed replays of a graph right before each of its timed ones (default 0)")
     p.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS),
@@ -470,7 +484,8 @@ def main(argv=None):
                 timed.append((name, call))
             # Every implementation of the point in interleaved rounds (time_graphs).
             try:
-                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm, args.sync_replays,
+                rounds = balanced_rounds(args.replays, len(timed)) if args.balanced_rounds else args.replays
+                times = time_graphs(torch, [c for _, c in timed], calls, rounds, warm, args.sync_replays,
                                     args.side_stream, args.warm_replays)
             except Exception:
                 print("CUDA error at %s, implementations in order: %s (plan: %s)"
@@ -514,9 +529,11 @@ def main(argv=None):
                                                                    len(shapes), ",".join(map(str, args.m)),
                                                                    len(rows), elapsed))
     print("- method: per shape weight copies totalling >= %.0fx L2 (<= %d), calls of ~%d us per replay in one CUDA "
-          "graph per implementation, median of %d interleaved rounds of replays%s, us per call; each output checked "
-          "first against fp32, "
+          "graph per implementation, median of %d interleaved rounds of replays%s%s, us per call; each output "
+          "checked first against fp32, "
           "|out - ref| <= %g + %g |ref|" % (args.l2_factor, MAX_COPIES, REPLAY_TARGET_S * 1e6, args.replays,
+                                            " (rounded up to whole rotations of the order)" if args.balanced_rounds
+                                            else "",
                                             " (each after %d untimed replay(s) of its own graph)" % args.warm_replays
                                             if args.warm_replays else "", ATOL, RTOL))
     print("- stream floor: %s" % floor_kind)
