@@ -23,9 +23,10 @@ implementation's graph once, in an order rotated round by round, so a drift of
 the GPU lands on all of them), each replay between its own pair of events; an
 implementation's median replay / calls is its time per call. `calls` makes a
 replay last ~300 us, so a replay's own launch is ~1%.
---balanced-rounds rounds --replays up to whole rotations of that order (8 rounds
-of 4 implementations, not 5), so each implementation holds each place in a round
-equally often.
+--balanced-rounds replaces the rotation with the orders of a Williams design
+(--replays rounded up to whole designs: 8 rounds of 4 implementations, not 5), so
+each implementation holds each place in a round, and follows each other one,
+equally often; under the rotation each follows the same neighbour every round.
 --warm-replays N replays each graph N times untimed right before each timed
 replay, so that it follows itself rather than another implementation's graph:
 right after another graph our one-wave grids ran 7-30% slower for every call of
@@ -161,22 +162,28 @@ def capture_graph(torch, fn, calls, warm=(0,)):
     return graph
 
 
-def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=False, warm=0):
+def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=False, warm=0, balanced=False):
     """{key: [round][rep] us per call} for the graphs of `graphs` ({key: graph}, each
-    of `calls` calls): round r replays them in an order rotated by r, each `reps`
+    of `calls` calls): round r replays them in an order rotated by r (balanced: the
+    Williams design's order r, balanced_orders), each `reps`
     times, every replay between its own events and no host sync between, so that a
     drift of the GPU's clocks or of the memory lands on all of them alike."""
     if side:  # --side-stream: replayed on a stream of its own, not the legacy default stream
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            times = time_interleaved(torch, graphs, calls, rounds, reps, sync, warm=warm)
+            times = time_interleaved(torch, graphs, calls, rounds, reps, sync, warm=warm, balanced=balanced)
         torch.cuda.current_stream().wait_stream(stream)
         return times
     names = list(graphs)
     events = {name: [] for name in names}
+    orders = balanced_orders(len(names)) if balanced else None
     for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        if balanced:
+            order = [names[i] for i in orders[r % len(orders)]]
+        else:
+            order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
             # --warm-replays: untimed replays of the same graph first, so that the timed
             # one follows itself, as a model's decode graph follows the previous step's
             # (perf-notes §48: right after another graph our small grids ran 5-30% slower).
@@ -196,15 +203,35 @@ def time_interleaved(torch, graphs, calls, rounds, reps=1, sync=False, side=Fals
     return {name: [[s.elapsed_time(e) * 1e3 / calls for s, e in rnd] for rnd in events[name]] for name in names}
 
 
+def balanced_orders(n):
+    """The orders of a Williams design over n implementations: n orders (2n for odd n)
+    in which each implementation holds each place of a round equally often and, within
+    a round, follows each other one directly equally often (a round's first follows the
+    previous round's last: a quarter of the pairs at n = 4 stay unbalanced, against
+    three quarters fixed under the rotation). The plain rotation keeps every
+    implementation behind the same neighbour in every round, and what ran just before a
+    replay moves its time (perf-notes §48), so a rotation can bias one implementation
+    against another; this cannot."""
+    if n == 1:
+        return [[0]]
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    orders = [[(v + i) % n for v in first] for i in range(n)]
+    return orders + [o[::-1] for o in orders] if n % 2 else orders
+
+
 def balanced_rounds(replays, implementations):
-    """--balanced-rounds: --replays rounded up to whole rotations of the order, so that
-    every implementation is timed in every position of a round equally often (with 5
-    rounds of 4, one holds the first place twice: the same plan timed as auto, first,
-    and under its own name ran up to 2.9% apart, perf-notes §51)."""
-    return -(-replays // implementations) * implementations
+    """--balanced-rounds: --replays rounded up to whole Williams designs."""
+    size = len(balanced_orders(implementations))
+    return -(-replays // size) * size
 
 
-def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False, warm_replays=0):
+def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False, warm_replays=0, balanced=False):
     """The median us per call of each of `fns` (in their order), each captured as
     capture_graph does and replayed in `replays` interleaved rounds
     (time_interleaved)."""
@@ -216,7 +243,10 @@ def time_graphs(torch, fns, calls, replays, warm=(0,), sync=False, side=False, w
             before = "the replay of implementation %d or " % (j - 1) if j else ""
             raise RuntimeError("while capturing implementation %d (%sits warm-up call ran last): %s"
                                % (j, before, e)) from e
-    times = time_interleaved(torch, graphs, calls, replays, sync=sync, side=side, warm=warm_replays)
+    if balanced:
+        replays = balanced_rounds(replays, len(fns))
+    times = time_interleaved(torch, graphs, calls, replays, sync=sync, side=side, warm=warm_replays,
+                             balanced=balanced)
     return [statistics.median(rep for rnd in times[j] for rep in rnd) for j in range(len(fns))]
 
 
@@ -297,8 +327,8 @@ def parse_args(argv):
     p.add_argument("--out-buffer", action="store_true", help="our backends write a preallocated out")
     p.add_argument("--side-stream", action="store_true", help="replays on a stream of their own, not the legacy one")
     p.add_argument("--balanced-rounds", action="store_true",
-                   help="round --replays up to a multiple of the implementations timed (each holds each place "
-                        "in a round's order equally often)")
+                   help="rounds in the orders of a Williams design, --replays rounded up to whole designs (each "
+                        "implementation in each place, and after each other one, equally often)")
     p.add_argument("--warm-replays", type=int, default=0,
                    help="untimed replays of a graph right before each of its timed ones (default 0)")
     p.add_argument("--impls", nargs="+", choices=IMPLS, default=list(IMPLS),
@@ -484,9 +514,8 @@ def main(argv=None):
                 timed.append((name, call))
             # Every implementation of the point in interleaved rounds (time_graphs).
             try:
-                rounds = balanced_rounds(args.replays, len(timed)) if args.balanced_rounds else args.replays
-                times = time_graphs(torch, [c for _, c in timed], calls, rounds, warm, args.sync_replays,
-                                    args.side_stream, args.warm_replays)
+                times = time_graphs(torch, [c for _, c in timed], calls, args.replays, warm, args.sync_replays,
+                                    args.side_stream, args.warm_replays, args.balanced_rounds)
             except Exception:
                 print("CUDA error at %s, implementations in order: %s (plan: %s)"
                       % (point_name(row), " ".join(name for name, _ in timed), row["plan"]), file=sys.stderr, flush=True)
@@ -532,7 +561,8 @@ def main(argv=None):
           "graph per implementation, median of %d interleaved rounds of replays%s%s, us per call; each output "
           "checked first against fp32, "
           "|out - ref| <= %g + %g |ref|" % (args.l2_factor, MAX_COPIES, REPLAY_TARGET_S * 1e6, args.replays,
-                                            " (rounded up to whole rotations of the order)" if args.balanced_rounds
+                                            " (in the orders of a Williams design, rounded up to whole designs)"
+                                            if args.balanced_rounds
                                             else "",
                                             " (each after %d untimed replay(s) of its own graph)" % args.warm_replays
                                             if args.warm_replays else "", ATOL, RTOL))
