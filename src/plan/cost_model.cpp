@@ -316,22 +316,29 @@ int32_t sm90_plan_stages(const GemmDesc& g, const Tactic& t, int32_t split_k, co
 }
 
 int32_t stream_k_ctas(const GemmDesc& g, const Tactic& t, const DeviceInfo& dev, std::string* why) {
-  auto refuse = [&](std::string r) {
-    if (why != nullptr) *why = std::move(r);
+  // The reason is formatted only for a caller that reads it.
+  auto refuse = [&](auto&& reason) {
+    if (why != nullptr) *why = reason();
     return 0;
   };
-  if (t.arch != 90) return refuse(strfmt("tactic=%d is an sm_%d tactic; stream-K is the sm_90 kernel's", t.id, t.arch));
+  if (t.arch != 90)
+    return refuse([&] { return strfmt("tactic=%d is an sm_%d tactic; stream-K is the sm_90 kernel's", t.id, t.arch); });
   if (int64_t(t.cta_m) * t.cta_n > kStreamKMaxTileFloats)
-    return refuse(strfmt("the %dx%d tile's partial sums are over the workspace's %lld-float slots", t.cta_m, t.cta_n,
-                         (long long)kStreamKMaxTileFloats));
+    return refuse([&] {
+      return strfmt("the %dx%d tile's partial sums are over the workspace's %lld-float slots", t.cta_m, t.cta_n,
+                    (long long)kStreamKMaxTileFloats);
+    });
   const int64_t tiles = tiles_of(g, t);
   if (tiles > kStreamKMaxTiles)
-    return refuse(strfmt("%lld tiles: over the workspace's %lld counters", (long long)tiles,
-                         (long long)kStreamKMaxTiles));
+    return refuse([&] {
+      return strfmt("%lld tiles: over the workspace's %lld counters", (long long)tiles, (long long)kStreamKMaxTiles);
+    });
   const int64_t ctas = std::min<int64_t>(dev.num_sms, tiles * ceil_div(g.k, t.cta_k) / kStreamKMinItersPerCta);
   if (ctas < 2)
-    return refuse(strfmt("%lld tiles of %lld K blocks are too few to share out", (long long)tiles,
-                         (long long)ceil_div(g.k, t.cta_k)));
+    return refuse([&] {
+      return strfmt("%lld tiles of %lld K blocks are too few to share out", (long long)tiles,
+                    (long long)ceil_div(g.k, t.cta_k));
+    });
   return static_cast<int32_t>(ctas);
 }
 
@@ -406,8 +413,9 @@ double predict_cublas_us(const GemmDesc& g, const DeviceInfo& dev) {
 }
 
 std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id,
-                                           int32_t split_k) {
+                                           int32_t split_k, bool reasons) {
   std::vector<Sm90Candidate> out;
+  out.reserve(4 * (kMaxModelSplitK + 1));
   const int32_t cta_n = covering_cta_n(90, g.m);
   for (int32_t i = 0; i < kNumTactics; ++i) {
     const Tactic& t = tactics()[i];
@@ -415,40 +423,54 @@ std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& 
     const int64_t k_blocks = ceil_div(g.k, t.cta_k);
     const int64_t tiles = tiles_of(g, t);
     // Split 1..8, then stream-K (kSplitKStream), or the one asked for.
-    std::vector<int32_t> splits;
+    int32_t splits[kMaxModelSplitK + 1];
+    int32_t num_splits = 0;
     if (split_k != 0) {
-      splits.push_back(split_k);
+      splits[num_splits++] = split_k;
     } else {
-      for (int32_t s = 1; s <= kMaxModelSplitK; ++s) splits.push_back(s);
-      if (kStreamKInAuto) splits.push_back(kSplitKStream);
+      for (int32_t s = 1; s <= kMaxModelSplitK; ++s) splits[num_splits++] = s;
+      if (kStreamKInAuto) splits[num_splits++] = kSplitKStream;
     }
-    for (int32_t split : splits) {
+    for (int32_t j = 0; j < num_splits; ++j) {
+      const int32_t split = splits[j];
       Sm90Candidate c;
       c.tactic = i;
       c.split_k = split;
+      // The reason is written only when asked for: formatting every pruned
+      // candidate's was half of an eager call's planning time.
+      auto prune = [&](auto&& reason) { c.pruned = reasons ? std::string(reason()) : std::string("pruned"); };
       const int32_t deepest = sm90_deepest_stages(t, split, dev);
       std::string stream_k_why;
       if (deepest == 0)
-        c.pruned = strfmt("needs %lld bytes of shared memory for 2 stages; the device offers %lld",
-                          (long long)sm90_smem_bytes(t, 2, split), (long long)dev.smem_optin_bytes);
-      else if (split == kSplitKStream && stream_k_ctas(g, t, dev, &stream_k_why) == 0)
-        c.pruned = "stream-K: " + stream_k_why;
+        prune([&] {
+          return strfmt("needs %lld bytes of shared memory for 2 stages; the device offers %lld",
+                        (long long)sm90_smem_bytes(t, 2, split), (long long)dev.smem_optin_bytes);
+        });
+      else if (split == kSplitKStream && stream_k_ctas(g, t, dev, reasons ? &stream_k_why : nullptr) == 0)
+        prune([&] { return "stream-K: " + stream_k_why; });
       else if (split > 1 && split_k == 0 && k_blocks < kMinKBlocksPerSplit * split)
-        c.pruned = strfmt("split %d leaves fewer than %lld of the %lld K blocks per slice", split,
-                          (long long)kMinKBlocksPerSplit, (long long)k_blocks);
+        prune([&] {
+          return strfmt("split %d leaves fewer than %lld of the %lld K blocks per slice", split,
+                        (long long)kMinKBlocksPerSplit, (long long)k_blocks);
+        });
       else if (split > k_blocks)
-        c.pruned = strfmt("split %d is more than the %lld K blocks", split, (long long)k_blocks);
+        prune([&] { return strfmt("split %d is more than the %lld K blocks", split, (long long)k_blocks); });
       else if (deepest < min_stages_for(t, split))
-        c.pruned = strfmt("a ring of %d stages cannot hold the split-K partials", deepest);
+        prune([&] { return strfmt("a ring of %d stages cannot hold the split-K partials", deepest); });
       else if (split > 1 && split_k == 0 && tiles > resident_clusters(dev, split))
-        c.pruned = strfmt("%lld clusters of %d: more than the %d the device holds at once", (long long)tiles, split,
-                          resident_clusters(dev, split));
+        prune([&] {
+          return strfmt("%lld clusters of %d: more than the %d the device holds at once", (long long)tiles, split,
+                        resident_clusters(dev, split));
+        });
       else if (split > 1 && split_k == 0 && !kSplitKClustersInPlans)
-        c.pruned = "split-K clusters are off in the library's own plans (a fault under back-to-back PDL replay, "
-                   "perf-notes §38); pass split_k to run one";
+        prune([&] {
+          return std::string(
+              "split-K clusters are off in the library's own plans (a fault under back-to-back PDL replay, "
+              "perf-notes §38); pass split_k to run one");
+        });
       else
         c.us = predict_sm90_us(g, t, split, dev);
-      out.push_back(c);
+      out.push_back(std::move(c));
     }
   }
   return out;
@@ -508,7 +530,7 @@ int64_t stream_k_whole_tiles(const GemmDesc& g, const Tactic& t, int32_t ctas, i
 
 Sm90Candidate best_sm90(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic_id, int32_t split_k) {
   Sm90Candidate best;
-  for (const Sm90Candidate& c : sm90_candidates(g, dev, tactic_id, split_k))
+  for (const Sm90Candidate& c : sm90_candidates(g, dev, tactic_id, split_k, /*reasons=*/false))
     if (c.pruned.empty() && (best.tactic < 0 || c.us < best.us)) best = c;
   if (split_k == 0 && best.tactic >= 0 && best.split_k == 1 && stream_k_evens_waves(g, tactics()[best.tactic], dev)) {
     best.split_k = kSplitKStream;

@@ -109,10 +109,11 @@ bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm
 
 // Every SM90 candidate for g: the tactics whose token tile is the smallest
 // that covers M (the weights are then read once), each split 1..8 and
-// stream-K; pruned ones carry the reason. `tactic` >= 0 or `split_k` != 0 fix
-// that part.
+// stream-K; pruned ones carry the reason (without `reasons`, the word
+// "pruned": the planner's own call, once per eager GEMM). `tactic` >= 0 or
+// `split_k` != 0 fix that part.
 std::vector<Sm90Candidate> sm90_candidates(const GemmDesc& g, const DeviceInfo& dev, int32_t tactic = -1,
-                                           int32_t split_k = 0);
+                                           int32_t split_k = 0, bool reasons = true);
 
 // Whether a plain split-1 plan of tactic t streams faster as stream-K (the
 // hybrid: kStreamKWholeWaves): a grid of a few waves whose last wave leaves

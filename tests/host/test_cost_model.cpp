@@ -114,6 +114,26 @@ TEST(CostModel, BestIsTheLowestPredictionAmongTheUnpruned) {
       }
 }
 
+// The planner's own call skips formatting the reasons (half an eager call's
+// planning time); it must prune exactly the candidates the explained call does.
+TEST(CostModel, UnexplainedCandidatesPruneAlike) {
+  for (const DeviceInfo& dev : {hopper(132), hopper(114)})
+    for (int64_t m : {1, 3, 16, 32, 64, 256})
+      for (int64_t n : {8, 256, 2112, 28672, 262144})
+        for (int64_t k : {8, 1152, 7168, 65536}) {
+          const GemmDesc g = desc(m, n, k);
+          const std::vector<Sm90Candidate> a = sm90_candidates(g, dev), b = sm90_candidates(g, dev, -1, 0, false);
+          ASSERT_EQ(a.size(), b.size());
+          for (size_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a[i].tactic, b[i].tactic);
+            EXPECT_EQ(a[i].split_k, b[i].split_k);
+            EXPECT_EQ(a[i].pruned.empty(), b[i].pruned.empty()) << m << " " << n << " " << k << ": " << a[i].pruned;
+            if (a[i].pruned.empty()) EXPECT_EQ(a[i].us, b[i].us);
+            else EXPECT_EQ(b[i].pruned, "pruned");
+          }
+        }
+}
+
 // The H100 ranks the 32-token tile by rates of its own (kH100Rate32Tokens,
 // perf-notes §42): on a small grid the 64x32x64 tile, which its sweep measured
 // 4-8% faster than 64x32x128 with K groups; the H200 keeps its ranking, and
