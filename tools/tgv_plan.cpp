@@ -4,17 +4,22 @@
 // a corpus's shapes, and measured timings of both routes replayed against its
 // choices, on a machine with no GPU (scripts/emulate_corpus.py does that).
 //
-//   tgv-plan --gpu h200|h100 [--epilogue none|silu_mul|residual] [--candidates] [NxKxM ...]
+//   tgv-plan --gpu h200|h100 [--epilogue none|silu_mul|residual] [--candidates] [--time CALLS] [NxKxM ...]
 //                                            (no shapes: "n k m" lines on stdin)
 //
 // --candidates adds, under each shape, every SM90 candidate the cost model
 // weighed: its predicted time, or why it was pruned.
+// --time CALLS adds the host time of validating the problem and planning it
+// (auto, untuned), what every eager call pays on this CPU before its launch.
 // --epilogue plans every shape as the decoder layer's fused stages call it:
 // silu_mul (N the stacked [gate; up] rows, out N/2 wide) or a residual that is
 // out itself (the hidden state updated in place).
 // One line per shape: n k m, auto's backend, the tgv backend's plan (tactic
 // cta_m cta_n cta_k split_k stages; split_k -1 is stream-K), our predicted
 // time and cuBLASLt's (us).
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,7 +71,7 @@ bool parse_epilogue(const std::string& name, Epilogue* e) {
   return true;
 }
 
-void print_plan(const DeviceInfo& dev, Epilogue epilogue, bool candidates, long long n, long long k, long long m) {
+tgv_problem make_problem(Epilogue epilogue, long long n, long long k, long long m) {
   tgv_problem problem;
   tgv_default_problem(&problem, m, n, k, 1);
   problem.x = fake_pointer(1ull << 32);
@@ -82,6 +87,31 @@ void print_plan(const DeviceInfo& dev, Epilogue epilogue, bool candidates, long 
     problem.residual_stride_m = problem.out_stride_m;
     problem.residual_stride_n = problem.out_stride_n;
   }
+  return problem;
+}
+
+// The host cost an eager call pays before its launch: the problem's validation and
+// auto's plan, untuned (the planner runs on every call), median of 9 rounds.
+double plan_us(const DeviceInfo& dev, const tgv_problem& problem, int calls) {
+  tgv_options o;
+  tgv_default_options(&o);
+  o.backend = TGV_BACKEND_AUTO;
+  std::vector<double> rounds;
+  volatile int32_t sink = 0;  // keeps the plans from being optimized away
+  for (int r = 0; r < 9; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) sink = tgv::detail::plan(tgv::detail::validate_problem(problem), o, dev).tactic;
+    rounds.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+                     calls);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  (void)sink;
+  return rounds[4];
+}
+
+void print_plan(const DeviceInfo& dev, Epilogue epilogue, bool candidates, int time_calls, long long n, long long k,
+                long long m) {
+  const tgv_problem problem = make_problem(epilogue, n, k, m);
   const tgv::detail::GemmDesc g = tgv::detail::validate_problem(problem);
   tgv_options o;
   tgv_default_options(&o);
@@ -95,6 +125,9 @@ void print_plan(const DeviceInfo& dev, Epilogue epilogue, bool candidates, long 
               p.backend == TGV_BACKEND_TGV ? "tgv" : "cublas", t.tactic, tac.cta_m, tac.cta_n, tac.cta_k,
               t.split_k, t.stages, ours,
               tgv::detail::predict_cublas_us(g, dev));
+  if (time_calls > 0)
+    std::printf("#   host: validate + plan %.2f us per call (median of 9 rounds of %d)\n",
+                plan_us(dev, problem, time_calls), time_calls);
   if (!candidates) return;
   for (const tgv::detail::Sm90Candidate& c : tgv::detail::sm90_candidates(g, dev)) {
     const tgv::detail::Tactic& ct = tgv::detail::tactic(c.tactic);
@@ -110,6 +143,7 @@ int main(int argc, char** argv) {
   std::string gpu;
   Epilogue epilogue = Epilogue::None;
   bool candidates = false;
+  int time_calls = 0;
   std::vector<std::string> shapes;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) {
@@ -121,8 +155,15 @@ int main(int argc, char** argv) {
       }
     } else if (std::strcmp(argv[i], "--candidates") == 0) {
       candidates = true;
+    } else if (std::strcmp(argv[i], "--time") == 0 && i + 1 < argc) {
+      time_calls = std::atoi(argv[++i]);
+      if (time_calls < 1) {
+        std::fprintf(stderr, "tgv-plan: --time '%s': expected a positive count of calls\n", argv[i]);
+        return 2;
+      }
     } else if (std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: tgv-plan --gpu h200|h100 [--epilogue none|silu_mul|residual] [--candidates] [NxKxM ...]  (no shapes: "
+      std::printf("usage: tgv-plan --gpu h200|h100 [--epilogue none|silu_mul|residual] [--candidates] [--time CALLS] "
+                  "[NxKxM ...]  (no shapes: "
                   "'n k m' lines on stdin)\n");
       return 0;
     } else {
@@ -144,12 +185,12 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "tgv-plan: shape '%s': expected NxKxM, e.g. 4096x4096x16\n", s.c_str());
           return 2;
         }
-        print_plan(dev, epilogue, candidates, n, k, m);
+        print_plan(dev, epilogue, candidates, time_calls, n, k, m);
       }
       return 0;
     }
     long long n, k, m;
-    while (std::cin >> n >> k >> m) print_plan(dev, epilogue, candidates, n, k, m);
+    while (std::cin >> n >> k >> m) print_plan(dev, epilogue, candidates, time_calls, n, k, m);
   } catch (const tgv::detail::Error& e) {
     std::fprintf(stderr, "tgv-plan: %s\n", e.what());
     return 2;
