@@ -153,6 +153,7 @@
 #           between kernels and back to back, the chain (~480 s; perf-notes §52).
 #   PART=44: the corpus in 5 rotated rounds against --balanced-rounds (8 rounds of a
 #           Williams design), alternated (~300 s).
+#   PART=45: tgv-bench --host-overhead, every backend, M 1 and 16 (~60 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -824,6 +825,11 @@ elif [ "${PART:-1}" = 44 ]; then
   done
   gzip -f $o/*.csv
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
+elif [ "${PART:-1}" = 45 ]; then
+  # An eager call's host cost (perf-notes §52: validate + plan 4.2-4.9 -> 0.8-0.9 us on the
+  # build machine's CPU): tgv-bench's default shapes, every backend, M 1 and 16 (~60 s).
+  timeout 150 $c/bin/tgv-bench --backend tgv,auto,cublas --host-overhead --m 1,16 --csv $o/host.csv > $o/host.txt 2>&1
+  echo "tgv-bench --host-overhead rc=$?"; grep -iE "host|^ *[0-9]+ +[0-9]+ " $o/host.txt | head -40
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
