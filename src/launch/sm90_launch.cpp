@@ -31,10 +31,14 @@ bool split_k_pull_forced() {
 // the H200 has not run it): stream-K launches take stream_k_whole_tiles at this
 // `whole_waves` instead of the plan's (kStreamKWholeWaves). Results stay correct
 // and bitwise repeatable under each; only the time changes.
+// Read once per process, as the switches below.
 int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& plan) {
-  const char* v = std::getenv("TGV_EXP_SK_HYBRID");
-  if (v == nullptr || v[0] < '0' || v[0] > '2') return plan.stream_k_whole_tiles;
-  return stream_k_whole_tiles(g, t, plan.stream_k_ctas, v[0] - '0');
+  static const int whole_waves = [] {
+    const char* v = std::getenv("TGV_EXP_SK_HYBRID");
+    return v == nullptr || v[0] < '0' || v[0] > '2' ? -1 : v[0] - '0';
+  }();
+  if (whole_waves < 0) return plan.stream_k_whole_tiles;
+  return stream_k_whole_tiles(g, t, plan.stream_k_ctas, whole_waves);
 }
 
 // TGV_EXP_W_LEAD=<n>, the W producer's pacing A/B in one build (perf-notes §52):
