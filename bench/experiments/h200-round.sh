@@ -151,8 +151,8 @@
 #   PART=42: the chain under main's plans and each experiment switch (~60 s a round).
 #   PART=43: pacing off (TGV_EXP_W_LEAD=0) against main: the decode step, the corpus
 #           between kernels and back to back, the chain (~480 s; perf-notes §52).
-#   PART=44: the corpus in 5 rotated rounds against --balanced-rounds (8 rounds of a
-#           Williams design), alternated (~300 s).
+#   PART=44: the corpus in 5 rotated rounds, 8 and 16 rounds of a Williams design
+#           (--balanced-rounds; ~390 s).
 #   PART=45: tgv-bench --host-overhead, every backend, M 1 and 16 (~60 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
@@ -816,12 +816,13 @@ elif [ "${PART:-1}" = 44 ]; then
   # The harness's order in a round (perf-notes §52): the corpus back to back at M 1-32 as
   # run so far (5 rotated rounds of 4 implementations: each behind the same neighbour
   # every round, and one first twice) and with --balanced-rounds (8 rounds of a Williams
-  # design: each in each place, and behind each other one, twice), alternated twice
-  # (~300 s). The question is the points under 0.98x torch, `cublas` (torch's own call)
-  # above all.
-  for r in 1 2; do
+  # design: each in each place, and behind each other one, twice), then with 16 (~390 s).
+  # The question is the points under 0.98x torch, `cublas` (torch's own call) above all.
+  # Then 16 balanced rounds: the median's noise narrower by ~1.8x over 5 (ROUNDS, default 1).
+  for r in $(seq ${ROUNDS:-1}); do
     corpus plain-$r ${CORPUS_S:-75} "" --m 1 4 16 32
     corpus balanced-$r ${CORPUS_S2:-110} "" --m 1 4 16 32 --balanced-rounds
+    corpus balanced16-$r ${CORPUS_S3:-200} "" --m 1 4 16 32 --balanced-rounds --replays 16
   done
   gzip -f $o/*.csv
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
