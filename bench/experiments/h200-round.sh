@@ -154,6 +154,9 @@
 #   PART=44: the corpus in 5 rotated rounds, 8 and 16 rounds of a Williams design
 #           (--balanced-rounds; ~390 s).
 #   PART=45: tgv-bench --host-overhead, every backend, M 1 and 16 (~60 s).
+#   PART=46: the H100's consistent losers at M = 16 / 32 (perf-notes §53: 128x32x64 split 1 on
+#           ~20 MB weights 4-10% behind torch in every corpus run since b71bd03), every covering
+#           candidate at split 1, 2 and stream-K back to back, torch and auto beside, ROUNDS (2).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -831,6 +834,14 @@ elif [ "${PART:-1}" = 45 ]; then
   # build machine's CPU): tgv-bench's default shapes, every backend, M 1 and 16 (~60 s).
   timeout 150 $c/bin/tgv-bench --backend tgv,auto,cublas --host-overhead --m 1,16 --csv $o/host.csv > $o/host.txt 2>&1
   echo "tgv-bench --host-overhead rc=$?"; grep -iE "host|^ *[0-9]+ +[0-9]+ " $o/host.txt | head -40
+elif [ "${PART:-1}" = 46 ]; then
+  for r in $(seq ${ROUNDS:-2}); do
+    echo "## round $r"
+    "${py[@]}" timeout 120 python3 bench/experiments/isolated.py --m 16,32 --splits 1,2,-1 --chain-only --all \
+      --shapes ${SHAPES:-5120:2048,4608:2048,5376:2048,10240:2560,5120:2880,5120:3072,3840:15360} --replays 5 \
+      --csv $o/losers-$r.csv 2>&1 | tee $o/losers-$r.txt | tail -n 25
+  done
+  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
