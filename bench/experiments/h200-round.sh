@@ -157,6 +157,9 @@
 #   PART=46: the H100's consistent losers at M = 16 / 32 (perf-notes §53: 128x32x64 split 1 on
 #           ~20 MB weights 4-10% behind torch in every corpus run since b71bd03), every covering
 #           candidate at split 1, 2 and stream-K back to back, torch and auto beside, ROUNDS (2).
+#   PART=47: pacing off on the fused stages only (TGV_EXP_W_LEAD=0 with TGV_EXP_W_LEAD_ON=
+#           fused|gated|residual, perf-notes §53): the chain under main, pacing off everywhere and
+#           on each subset, ROUNDS (2), then the decode step main / fused-only alternated twice.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -842,6 +845,18 @@ elif [ "${PART:-1}" = 46 ]; then
       --csv $o/losers-$r.csv 2>&1 | tee $o/losers-$r.txt | tail -n 25
   done
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 47 ]; then
+  chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "nolead:TGV_EXP_W_LEAD=0" \
+    "nl-fused:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=fused" "nl-gated:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=gated" \
+    "nl-residual:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=residual"
+  for v in land nl-fused land nl-fused; do
+    e=; [ $v = nl-fused ] && e="TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=fused"
+    echo "## e2e $v from $SECONDS s" >> $o/e2e-ab.txt
+    "${py[@]}" $e timeout 120 python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 > /tmp/e2e.txt 2>&1
+    echo "## e2e $v rc=$? (model batch torch-ms tgv-fused-ms x)"
+    cat /tmp/e2e.txt >> $o/e2e-ab.txt
+    grep -hE "^\| (8b|70b)" /tmp/e2e.txt | awk -F'|' '{print $2,$4,$5,$10,$11}'
+  done
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.

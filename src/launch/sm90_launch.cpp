@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 
 #include "common/cuda_check.hpp"
 #include "launch/sm90_tile.hpp"
@@ -46,13 +47,24 @@ int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& 
 // paced) and, where the plan paced no CTA, every CTA may be paced. A lead of the
 // whole ring or more would wait on a slot's later lap; only the time changes.
 // Read once per process (every launch's host path passes here; the A/B runs one
-// process per setting).
-void w_lead_override(kernels::sm90::Params& p) {
+// process per setting). TGV_EXP_W_LEAD_ON=gated|residual|fused|plain limits it to
+// launches of that epilogue (fused: gated or residual), so that the layer's fused
+// stages, whose predecessor is mostly one of ours, can go unpaced while plain
+// calls keep the plan's pacing (perf-notes §53).
+void w_lead_override(kernels::sm90::Params& p, const GemmDesc& g) {
   static const int lead = [] {
     const char* v = std::getenv("TGV_EXP_W_LEAD");
     return v == nullptr || v[0] < '0' || v[0] > '9' ? -1 : std::atoi(v);
   }();
+  static const std::string on = [] {
+    const char* v = std::getenv("TGV_EXP_W_LEAD_ON");
+    return std::string(v == nullptr ? "" : v);
+  }();
   if (lead < 0) return;
+  const bool gated = g.act != Act::None, residual = g.has_residual();
+  if ((on == "gated" && !gated) || (on == "residual" && !residual) || (on == "fused" && !gated && !residual) ||
+      (on == "plain" && (gated || residual)))
+    return;
   p.w_lead = lead < p.stages ? lead : 0;
   if (p.w_lead == 0) p.pace_ctas = 0;
   else if (p.pace_ctas == 0) p.pace_ctas = INT32_MAX;
@@ -112,7 +124,7 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;
   k_groups_override(p, plan.split_k);
-  w_lead_override(p);
+  w_lead_override(p, g);
   p.split_push =
       !stream_k && sm90_split_push_bytes(t.cta_m, t.cta_n, plan.split_k) > 0 && !split_k_pull_forced() ? 1 : 0;
   p.w_folded = w_fold > 0;
