@@ -233,6 +233,17 @@ chain_modes() {
     done
   done | tee $f
 }
+# The decode step untuned, A and B ("name:VAR=value ...") alternated twice, every run's
+# output appended to e2e-ab.txt and its table rows printed.
+e2e_ab() {
+  for md in "$1" "$2" "$1" "$2"; do
+    echo "## e2e ${md%%:*} from $SECONDS s" >> $o/e2e-ab.txt
+    "${py[@]}" ${md#*:} timeout 120 python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 > /tmp/e2e.txt 2>&1
+    echo "## e2e ${md%%:*} rc=$? (model batch torch-ms tgv-fused-ms x)"
+    cat /tmp/e2e.txt >> $o/e2e-ab.txt
+    grep -hE "^\| (8b|70b)" /tmp/e2e.txt | awk -F'|' '{print $2,$4,$5,$10,$11}'
+  done
+}
 # One experiment variable of this build against main (PART=28, 30): the GPU tests
 # matching a filter with it on, the chain alternated ROUNDS (default 2) times, the
 # corpus back to back and between kernels (MODES) each way; name, VAR=value, filter.
@@ -802,14 +813,7 @@ elif [ "${PART:-1}" = 43 ]; then
   # Pacing off as the default? (perf-notes §52): the decode step untuned, main and
   # TGV_EXP_W_LEAD=0 alternated twice, then the corpus at M 1, 4, 16 between kernels
   # and back to back each way, then the chain under both (~450 s; five files back).
-  for v in land nolead land nolead; do
-    e=; [ $v = nolead ] && e=TGV_EXP_W_LEAD=0
-    echo "## e2e $v from $SECONDS s" >> $o/e2e-ab.txt
-    "${py[@]}" $e timeout 120 python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 > /tmp/e2e.txt 2>&1
-    echo "## e2e $v rc=$? (model batch torch-ms tgv-fused-ms x)"
-    cat /tmp/e2e.txt >> $o/e2e-ab.txt
-    grep -hE "^\| (8b|70b)" /tmp/e2e.txt | awk -F'|' '{print $2,$4,$5,$10,$11}'
-  done
+  e2e_ab "land:" "nolead:TGV_EXP_W_LEAD=0"
   for mode in iso b2b; do
     flag=; s=60; [ $mode = iso ] && flag=--isolated s=90
     corpus $mode-land ${CORPUS_S:-$s} "" $flag --m 1 4 16
@@ -849,14 +853,7 @@ elif [ "${PART:-1}" = 47 ]; then
   chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "nolead:TGV_EXP_W_LEAD=0" \
     "nl-fused:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=fused" "nl-gated:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=gated" \
     "nl-residual:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=residual"
-  for v in land nl-fused land nl-fused; do
-    e=; [ $v = nl-fused ] && e="TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=fused"
-    echo "## e2e $v from $SECONDS s" >> $o/e2e-ab.txt
-    "${py[@]}" $e timeout 120 python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 > /tmp/e2e.txt 2>&1
-    echo "## e2e $v rc=$? (model batch torch-ms tgv-fused-ms x)"
-    cat /tmp/e2e.txt >> $o/e2e-ab.txt
-    grep -hE "^\| (8b|70b)" /tmp/e2e.txt | awk -F'|' '{print $2,$4,$5,$10,$11}'
-  done
+  e2e_ab "land:" "nl-fused:TGV_EXP_W_LEAD=0 TGV_EXP_W_LEAD_ON=fused"
 elif [ "${PART:-1}" = 36 ]; then
   # The next session's first call after 2026-12-06's (perf-notes §48): PART=34 (tgv-trace
   # built into the carry by bench/experiments/trace.sh) then PART=33, ~560 s in all.
