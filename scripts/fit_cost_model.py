@@ -72,6 +72,9 @@ def sm_rate(c, cta_m, cta_n, cta_k, ctas, weight_bytes=0.0):
     if cta_n == 32 and "t_%d_%d_%d" % (cta_m, cta_k, kg) in c and weight_bytes >= c.get("t32_min_bytes", 0.0):
         # the H100's 32-token rates (kH100Rate32Tokens), from kH100Rate32TokensMinBytes up
         return c["t_%d_%d_%d" % (cta_m, cta_k, kg)]
+    if cta_n == 16 and "s_%d_%d_%d" % (cta_m, cta_k, kg) in c and weight_bytes >= c.get("s16_min_bytes", 0.0):
+        # the H100's 16-token rates (kH100Rate16Tokens), from kH100Rate16TokensMinBytes up
+        return c["s_%d_%d_%d" % (cta_m, cta_k, kg)]
     return c["rate_%d_%d_%d" % (cta_m, cta_k, kg)]
 
 
@@ -295,7 +298,7 @@ CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH10
                          narrow_part="kH100PartialGridFactor", narrow_tokens="kH100NarrowTokens",
                          price="kH100Price[]",
                          wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",
-                         tok32="kH100Rate32Tokens[]",
+                         tok32="kH100Rate32Tokens[]", tok16="kH100Rate16Tokens[]",
                          wide_price="kH100Price64Tokens")
 
 
@@ -337,6 +340,10 @@ def cpp_model(path, gpu="H200"):
         c.update({"t_%s_%s_%s" % m[:3]: float(m[3])
                   for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["tok32"]))})
         c["t32_min_bytes"] = const("kH100Rate32TokensMinBytes")
+    if "tok16" in names and names["tok16"] in src:  # the 16-token tile's own rates
+        c.update({"s_%s_%s_%s" % m[:3]: float(m[3])
+                  for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["tok16"]))})
+        c["s16_min_bytes"] = const("kH100Rate16TokensMinBytes")
     if "wide" in names:  # the 64-token tile's own constants
         c.update({"w_%s_%s" % m[:2]: float(m[2])
                   for m in re.findall(r"\{(\d+), (\d+), ([0-9.]+)\}", body(names["wide"]))})
@@ -463,29 +470,35 @@ def fit_wide(points, occ, path, peak_gbps):
     report(c, points, occ, prices, cub, both, "tgv candidates and cuBLASLt at the committed price", 20)
 
 
-def fit_32(points, occ, path, peak_gbps):
-    """The 32-token tile's own rates on the H100 (kH100Rate32Tokens: per
-    cta_m, cta_k and K groups) and its price, fitted to the sweep's points of
-    M = 17-32 as fit_wide fits the 64-token constants: coordinate search on the
-    points within 5% less LOSS_WEIGHT per point under 0.98x torch, among the
-    splits the library plans, at the committed margin; the price by least
-    squares over the picks. Starts from the committed rates (the H200's when
-    the H100 has none of its own)."""
+def fit_narrow(points, occ, path, peak_gbps, tokens, min_bytes=0.0):
+    """A narrow tile's own rates on the H100 (32 tokens: kH100Rate32Tokens, keys
+    t_*; 16 tokens: kH100Rate16Tokens, keys s_*; per cta_m, cta_k and K groups)
+    and its price, fitted to the sweep's points of M = tokens/2+1 .. tokens as
+    fit_wide fits the 64-token constants: coordinate search on the points within
+    5% less LOSS_WEIGHT per point under 0.98x torch, among the splits the
+    library plans, at the committed margin; the price by least squares over the
+    picks. Starts from the committed rates (the H200's when the H100 has none of
+    its own); the rates apply to weights of at least min_bytes (where none are
+    committed)."""
+    prefix = {32: "t", 16: "s"}[tokens]
     gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
-    planned = library_points(collections.OrderedDict((k, d) for k, d in points.items() if 16 < k[2] <= 32), path)
-    print("fitting the %s's 32-token rates over %d points" % (gpu, len(planned)))
+    c.setdefault("%s%d_min_bytes" % (prefix, tokens), min_bytes)
+    planned = library_points(collections.OrderedDict(
+        (k, d) for k, d in points.items() if tokens // 2 < k[2] <= tokens), path)
+    print("fitting the %s's %d-token rates over %d points (weights >= %g bytes)" % (
+        gpu, tokens, len(planned), c["%s%d_min_bytes" % (prefix, tokens)]))
     for cta_m, cta_k, kg in ((64, 64, 1), (64, 64, 2), (64, 128, 1), (64, 128, 2), (128, 64, 1), (128, 128, 1)):
-        c.setdefault("t_%d_%d_%d" % (cta_m, cta_k, kg), c["rate_%d_%d_%d" % (cta_m, cta_k, kg)])
-    names = [k for k in c if k.startswith("t_")]
+        c.setdefault("%s_%d_%d_%d" % (prefix, cta_m, cta_k, kg), c["rate_%d_%d_%d" % (cta_m, cta_k, kg)])
+    names = [k for k in c if k.startswith(prefix + "_")]
     grid = [10, 15, 20, 25, 30, 40, 50, 60, 70, 85, 100, 120, 150, 200]
     print("as committed: score %.1f (within 5%% less %g per point under 0.98x)" % (
         evaluate(c, planned, occ, cub, margins)[0], LOSS_WEIGHT))
     best, c = coordinate_search(c, {name: grid for name in names},
                                 lambda trial: evaluate(trial, planned, occ, cub, margins)[0])
     _, fitted = evaluate(c, planned, occ, cub, margins)
-    print("32-token rates (score %.1f): %s" % (best, ", ".join("%s=%g" % (k, c[k]) for k in names)))
-    print("tgv cta_n=32: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % tuple(fitted[32]))
-    prices[32] = fitted[32]
+    print("%d-token rates (score %.1f): %s" % (tokens, best, ", ".join("%s=%g" % (k, c[k]) for k in names)))
+    print("tgv cta_n=%d: fixed_us=%.3f body_scale=%.3f floor_scale=%.3f" % ((tokens,) + tuple(fitted[tokens])))
+    prices[tokens] = fitted[tokens]
     report_library(c, planned, occ, prices, cub, margins, path)
 
 
@@ -526,6 +539,10 @@ def main():
                     help="fit the H100's 64-token constants to an M = 64 sweep, the rest as committed in this source")
     ap.add_argument("--tokens32", metavar="COST_MODEL_CPP",
                     help="fit the H100's 32-token rates and price to a sweep's M = 17-32 points, the rest as committed")
+    ap.add_argument("--tokens16", metavar="COST_MODEL_CPP",
+                    help="fit the H100's 16-token rates and price to a sweep's M = 9-16 points, the rest as committed")
+    ap.add_argument("--min-mb", type=float, default=0.0,
+                    help="with --tokens16: the fitted rates apply to weights of at least this many MB")
     a = ap.parse_args()
     global SCALE
     SCALE = a.peak_gbps / H200_PEAK_GBPS
@@ -535,7 +552,11 @@ def main():
         return
     if a.tokens32:
         occ = load_occupancy(a.occupancy)
-        fit_32(load(a.csv, occ, a.time), occ, a.tokens32, a.peak_gbps)
+        fit_narrow(load(a.csv, occ, a.time), occ, a.tokens32, a.peak_gbps, 32)
+        return
+    if a.tokens16:
+        occ = load_occupancy(a.occupancy)
+        fit_narrow(load(a.csv, occ, a.time), occ, a.tokens16, a.peak_gbps, 16, a.min_mb * 1e6)
         return
     if a.wide:
         occ = load_occupancy(a.occupancy)
