@@ -61,6 +61,12 @@ def load_occupancy(path):
     return occ
 
 
+# The token tiles the H100 ranks by rates of its own (cost_model.cpp's
+# kH100Rate<N>Tokens[] and kH100Rate<N>TokensMinBytes, where committed), by the
+# prefix of their keys in a fit's constants: t_<cta_m>_<cta_k>_<K groups>, t32_min_bytes.
+NARROW_RATES = {32: "t", 16: "s"}
+
+
 def sm_rate(c, cta_m, cta_n, cta_k, ctas, weight_bytes=0.0):
     """A CTA's stream rate (GB/s) by its stage geometry and consumer warpgroups:
     a 64-row tile has one, or two K groups on small grids (sm90_k_groups); a
@@ -69,12 +75,10 @@ def sm_rate(c, cta_m, cta_n, cta_k, ctas, weight_bytes=0.0):
     if cta_n == 64 and "w_%d_%d" % (cta_m, cta_k) in c:  # the H100's 64-token rates (kSm90Rate64Tokens)
         return c["w_%d_%d" % (cta_m, cta_k)]
     kg = 2 if cta_m == 64 and cta_n <= 32 and ctas <= K_GROUP_MAX_CTAS else 1
-    if cta_n == 32 and "t_%d_%d_%d" % (cta_m, cta_k, kg) in c and weight_bytes >= c.get("t32_min_bytes", 0.0):
-        # the H100's 32-token rates (kH100Rate32Tokens), from kH100Rate32TokensMinBytes up
-        return c["t_%d_%d_%d" % (cta_m, cta_k, kg)]
-    if cta_n == 16 and "s_%d_%d_%d" % (cta_m, cta_k, kg) in c and weight_bytes >= c.get("s16_min_bytes", 0.0):
-        # the H100's 16-token rates (kH100Rate16Tokens), from kH100Rate16TokensMinBytes up
-        return c["s_%d_%d_%d" % (cta_m, cta_k, kg)]
+    if cta_n in NARROW_RATES:  # the H100's own rates (kH100Rate<cta_n>Tokens), from its MinBytes up
+        key = "%s_%d_%d_%d" % (NARROW_RATES[cta_n], cta_m, cta_k, kg)
+        if key in c and weight_bytes >= c.get("%s%d_min_bytes" % (NARROW_RATES[cta_n], cta_n), 0.0):
+            return c[key]
     return c["rate_%d_%d_%d" % (cta_m, cta_k, kg)]
 
 
@@ -298,7 +302,7 @@ CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH10
                          narrow_part="kH100PartialGridFactor", narrow_tokens="kH100NarrowTokens",
                          price="kH100Price[]",
                          wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",
-                         tok32="kH100Rate32Tokens[]", tok16="kH100Rate16Tokens[]",
+                         narrow_rates="kH100Rate%dTokens",
                          wide_price="kH100Price64Tokens")
 
 
@@ -336,14 +340,12 @@ def cpp_model(path, gpu="H200"):
     prices = {int(m[0]): np.array([float(v) for v in m[1:]])
               for table in sorted({CPP_NAMES["H200"]["price"], names["price"]}, key=lambda t: t != "kSm90Price[]")
               for m in re.findall(r"\{(\d+), ([0-9.]+), ([0-9.]+), ([0-9.]+)\}", body(table))}
-    if "tok32" in names and names["tok32"] in src:  # the 32-token tile's own rates
-        c.update({"t_%s_%s_%s" % m[:3]: float(m[3])
-                  for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["tok32"]))})
-        c["t32_min_bytes"] = const("kH100Rate32TokensMinBytes")
-    if "tok16" in names and names["tok16"] in src:  # the 16-token tile's own rates
-        c.update({"s_%s_%s_%s" % m[:3]: float(m[3])
-                  for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(names["tok16"]))})
-        c["s16_min_bytes"] = const("kH100Rate16TokensMinBytes")
+    for tokens, prefix in NARROW_RATES.items() if "narrow_rates" in names else ():  # a token tile's own rates
+        table = names["narrow_rates"] % tokens
+        if table + "[]" in src:
+            c.update({"%s_%s_%s_%s" % ((prefix,) + m[:3]): float(m[3])
+                      for m in re.findall(r"\{(\d+), (\d+), (\d), ([0-9.]+)\}", body(table + "[]"))})
+            c["%s%d_min_bytes" % (prefix, tokens)] = const(table + "MinBytes")
     if "wide" in names:  # the 64-token tile's own constants
         c.update({"w_%s_%s" % m[:2]: float(m[2])
                   for m in re.findall(r"\{(\d+), (\d+), ([0-9.]+)\}", body(names["wide"]))})
@@ -480,7 +482,7 @@ def fit_narrow(points, occ, path, peak_gbps, tokens, min_bytes=0.0):
     picks. Starts from the committed rates (the H200's when the H100 has none of
     its own); the rates apply to weights of at least min_bytes (where none are
     committed)."""
-    prefix = {32: "t", 16: "s"}[tokens]
+    prefix = NARROW_RATES[tokens]
     gpu, (c, prices, cub, margins, _) = committed_fit(path, peak_gbps)
     c.setdefault("%s%d_min_bytes" % (prefix, tokens), min_bytes)
     planned = library_points(collections.OrderedDict(
