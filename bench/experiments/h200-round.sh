@@ -160,6 +160,8 @@
 #   PART=47: pacing off on the fused stages only (TGV_EXP_W_LEAD=0 with TGV_EXP_W_LEAD_ON=
 #           fused|gated|residual, perf-notes §53): the chain under main, pacing off everywhere and
 #           on each subset, ROUNDS (2), then the decode step main / fused-only alternated twice.
+#   PART=48: a read whose CTAs claim pieces of W as they go against equal shares
+#           (bench/experiments/balance.sh, perf-notes §54; seconds).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -969,6 +971,12 @@ elif [ "${PART:-1}" = 9 ]; then
   for shape in "28672 4096" "8448 4096" "4096 14336"; do
     timeout 60 $c/bin/row-segments $shape
   done 2>&1 | tee $o/row-segments.txt
+elif [ "${PART:-1}" = 48 ]; then
+  # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
+  # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).
+  for run in "6144 4096 96 132" "4096 14336 64 132" "8192 3584 128 132" "8192 1024 128" "28672 4096 132"; do
+    timeout 60 $c/bin/balance $run
+  done 2>&1 | tee $o/balance.txt
 else
   [ "${CHAIN:-1}" = 1 ] && chain
   for mode in ${MODES:-b2b iso}; do

@@ -25,6 +25,7 @@
 
 #include "../cuda_check.hpp"
 #include "../read_fold.cuh"
+#include "weight_copies.cuh"
 
 constexpr int kThreads = 512;
 constexpr int kUnroll = 8;  // 512 x 8 x 16 B = 64 KB in flight per SM
@@ -72,13 +73,6 @@ __global__ void __launch_bounds__(kThreads, 1) contiguous_kernel(const uint4* __
   xor_into(sink, xor_strided<kUnroll>(w, begin + threadIdx.x, end, kThreads));
 }
 
-__global__ void fill_kernel(uint4* w, size_t count, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed ^ uint32_t(i >> 32) * 40503u;
-    w[i] = make_uint4(h, h * 747796405u, h ^ 0x9e3779b9u, h + seed);
-  }
-}
-
 int main(int argc, char** argv) {
   const long long n = argc > 2 ? std::atoll(argv[1]) : 28672, k = argc > 2 ? std::atoll(argv[2]) : 4096;
   if (n % kSlabRows != 0 || (k * 2) % 4096 != 0) {
@@ -88,12 +82,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const size_t bytes = size_t(n) * k * 2, count = bytes / 16;
-  const int copies = int(std::max<size_t>(2, (4 * size_t(prop.l2CacheSize) + bytes - 1) / bytes));
-  std::vector<uint4*> w(copies);
-  for (int c = 0; c < copies; ++c) {
-    CUDA_CHECK(cudaMalloc(&w[c], bytes));
-    fill_kernel<<<4 * prop.multiProcessorCount, 256>>>(w[c], count, 12345u + c);
-  }
+  const std::vector<uint4*> w = weight_copies(prop, bytes);
+  const int copies = int(w.size());
   uint32_t* sink = nullptr;
   CUDA_CHECK(cudaMalloc(&sink, sizeof(uint32_t)));
   const int grid = prop.multiProcessorCount, slabs = int(n / kSlabRows), row_words = int(k * 2 / 16);
