@@ -28,17 +28,20 @@ bool split_k_pull_forced() {
   return v != nullptr && v[0] == '1';
 }
 
-// TGV_EXP_SK_HYBRID=0|1|2, the hybrid's A/B in one build (perf-notes §49-§50;
+// TGV_EXP_SK_HYBRID=0|1|2|3, the hybrid's A/B in one build (perf-notes §49-§50;
 // the H200 has not run it): stream-K launches take stream_k_whole_tiles at this
-// `whole_waves` instead of the plan's (kStreamKWholeWaves). Results stay correct
-// and bitwise repeatable under each; only the time changes.
+// `whole_waves` instead of the plan's (kStreamKWholeWaves); 3: every tile whole,
+// CTA c the tiles c, c + ctas, ... (a persistent grid whose last wave ends early
+// on the SMs it leaves, as split 1's; perf-notes §55). Results stay correct and
+// bitwise repeatable under each; only the time changes.
 // Read once per process, as the switches below.
 int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& plan) {
   static const int whole_waves = [] {
     const char* v = std::getenv("TGV_EXP_SK_HYBRID");
-    return v == nullptr || v[0] < '0' || v[0] > '2' ? -1 : v[0] - '0';
+    return v == nullptr || v[0] < '0' || v[0] > '3' ? -1 : v[0] - '0';
   }();
   if (whole_waves < 0) return plan.stream_k_whole_tiles;
+  if (whole_waves == 3) return ((g.n + t.cta_m - 1) / t.cta_m) * ((g.m + t.cta_n - 1) / t.cta_n) * g.l;
   return stream_k_whole_tiles(g, t, plan.stream_k_ctas, whole_waves);
 }
 

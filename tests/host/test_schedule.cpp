@@ -25,6 +25,7 @@ constexpr int kCtaM = 64, kCtaN = 8;
 struct StreamKCase {
   int tiles_n, tiles_m, batches, k_blocks, ctas;
   int dp_waves = 0;  // the hybrid's whole waves (Params::sk_dp_tiles / ctas)
+  bool all_whole = false;  // every tile whole, round robin (TGV_EXP_SK_HYBRID=3)
 };
 
 Params stream_k_params(const StreamKCase& c) {
@@ -35,7 +36,7 @@ Params stream_k_params(const StreamKCase& c) {
   p.tiles_n = c.tiles_n;
   p.tiles_m = c.tiles_m;
   p.num_k_blocks = c.k_blocks;
-  p.sk_dp_tiles = c.dp_waves * c.ctas;
+  p.sk_dp_tiles = c.all_whole ? c.tiles_n * c.tiles_m * c.batches : c.dp_waves * c.ctas;
   p.sk_iters = (int64_t(c.tiles_n) * c.tiles_m * c.batches - p.sk_dp_tiles) * c.k_blocks;
   return p;
 }
@@ -121,6 +122,26 @@ TEST(Schedule, HybridTakesWholeWavesAndSharesTheRest) {
            StreamKCase{2004, 1, 1, 32, 132, 14},
        })
     check_stream_k(c);
+}
+
+// Every tile whole, CTA c the tiles c, c + ctas, ...: a tile count that is not a
+// multiple of the CTAs leaves the CTAs past tiles % ctas one tile short.
+TEST(Schedule, PersistentGridTakesEveryTileWholeOnce) {
+  for (const StreamKCase& c : {
+           StreamKCase{448, 1, 1, 32, 132, 0, true},  // the 8B gate_up: 52 CTAs of 4 tiles, 80 of 3
+           StreamKCase{396, 1, 1, 32, 132, 0, true},  // whole waves only
+           StreamKCase{300, 1, 1, 4, 132, 0, true},
+           StreamKCase{37, 3, 2, 9, 100, 0, true},
+       }) {
+    check_stream_k(c);
+    const Params p = stream_k_params(c);
+    const int tiles = c.tiles_n * c.tiles_m * c.batches;
+    for (int cta = 0; cta < c.ctas; ++cta) {
+      const Schedule<kCtaM, kCtaN> sched(p, cta);
+      EXPECT_EQ(sched.sk_segments, 0);
+      EXPECT_EQ(sched.num_segments, tiles / c.ctas + (cta < tiles % c.ctas ? 1 : 0)) << "CTA " << cta;
+    }
+  }
 }
 
 TEST(Schedule, SplitKRanksCoverTheirTilesKBlocksOnce) {

@@ -60,7 +60,8 @@ struct Schedule {
       end = sk_begin(p, cta + 1);
       first_tile = int(begin / p.num_k_blocks);
       sk_segments = end > begin ? int((end - 1) / p.num_k_blocks) - first_tile + 1 : 0;
-      num_segments = sk_segments + p.sk_dp_tiles / p.sk_ctas;
+      // The whole tiles c, c + sk_ctas, ... below sk_dp_tiles (CTAs below sk_dp_tiles % sk_ctas take one more).
+      num_segments = sk_segments + (p.sk_dp_tiles - cta + p.sk_ctas - 1) / p.sk_ctas;
     }
   }
 

@@ -58,9 +58,10 @@ struct Params {
   int64_t sk_iters;  // tiles * num_k_blocks
   float* sk_partials;
   uint32_t* sk_counters;  // zero between kernels
-  // Hybrid (sk_dp_tiles > 0, a multiple of sk_ctas): the first sk_dp_tiles tiles
-  // are taken whole, CTA c the tiles c, c + sk_ctas, ...; stream-K (sk_iters, the
-  // counters' and slots' CTA arithmetic) covers the tiles after them.
+  // Hybrid (sk_dp_tiles > 0): the first sk_dp_tiles tiles are taken whole, CTA c
+  // the tiles c, c + sk_ctas, ... below it; stream-K (sk_iters, the counters' and
+  // slots' CTA arithmetic) covers the tiles after them. sk_dp_tiles is a multiple
+  // of sk_ctas, or every tile (sk_iters 0: a persistent grid, no partial sums).
   int32_t sk_dp_tiles;
 };
 
