@@ -164,7 +164,8 @@
 #           (bench/experiments/balance.sh, perf-notes §54; seconds).
 #   PART=49: the gated gate_up on a persistent grid of whole tiles (TGV_EXP_SK_GATED=1
 #           TGV_EXP_SK_HYBRID=3, perf-notes §55): stream-K and batch GPU tests with it, the
-#           gated weights alone, the chain (main / gated hybrid / persistent), the decode step.
+#           gated weights alone (ISO rounds, 2), the chain (main / gated hybrid / persistent),
+#           the decode step; TESTS=0, CHAIN=0, E2E=0 leave those out.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -979,17 +980,19 @@ elif [ "${PART:-1}" = 49 ]; then
   # gated gate_up (TGV_EXP_SK_GATED=1 plans it as stream-K): its tests, the gated weights
   # alone, the chain, the decode step (~330 s on an H100).
   rr="TGV_EXP_SK_GATED=1 TGV_EXP_SK_HYBRID=3"
-  env $rr timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*:*Batch*' > $o/rr-tests.txt 2>&1
-  echo "rr tests rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' $o/rr-tests.txt | tr '\n' ' ')"
-  for r in 1 2; do
+  if [ "${TESTS:-1}" = 1 ]; then
+    env $rr timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*:*Batch*' > $o/rr-tests.txt 2>&1
+    echo "rr tests rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' $o/rr-tests.txt | tr '\n' ' ')"
+  fi
+  for r in $(seq ${ISO:-2}); do
     for md in "main:" "rr:$rr"; do
       echo "## isolated ${md%%:*} round $r"
       "${py[@]}" env ${md#*:} timeout 100 python3 bench/experiments/isolated.py --gated --m 1,16 --splits 1,-1 \
         --shapes 28672:4096,37888:3584,14336:4096 --replays 5 --csv $o/iso-${md%%:*}-$r.csv 2>&1 | tail -n 14
     done
   done
-  chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "skg:TGV_EXP_SK_GATED=1" "skg-rr:$rr"
-  e2e_ab "land:" "skg-rr:$rr"
+  [ "${CHAIN:-1}" = 1 ] && chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "skg:TGV_EXP_SK_GATED=1" "skg-rr:$rr"
+  [ "${E2E:-1}" = 1 ] && e2e_ab "land:" "skg-rr:$rr"
   gzip -f $o/*.csv
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
