@@ -9,7 +9,7 @@ model's plan), with the untuned chain run between variants as the baseline, and 
 the `tgv` column (us per layer) of each run. Run ON the device from the repository root
 after scripts/build-gpu.sh (carry build-gpu/carry):
 
-    python3 bench/experiments/chain_plans.py [--model llama3.1-8b] [--rounds 2] [--out DIR]
+    python3 bench/experiments/chain_plans.py [--model llama3.1-8b] [--rounds 2] [--stage gate_up] [--out DIR]
 
 A variant's entry is (cta_m, cta_k, split_k): the tactic at M = 1 and 4 is the 8-token
 tile, at M = 16 the 16-token one; split_k -1 is stream-K. Tuning-file keys are (n, k, M
@@ -34,6 +34,7 @@ VARIANTS = {
     "llama3.1-8b": [
         ("o", (128, 64, 2)), ("o", (128, 128, 2)), ("o", (64, 128, 2)), ("o", (64, 64, 1)),
         ("gate_up", (64, 128, -1)), ("gate_up", (128, 128, 1)), ("gate_up", (128, 128, 2)), ("gate_up", (128, 64, 1)),
+        ("gate_up", (128, 128, -1)),
         ("qkv", (128, 64, 1)), ("qkv", (64, 64, 1)), ("qkv", (64, 128, 2)),
         ("down", (64, 128, 2)), ("down", (128, 128, 2)), ("down", (64, 128, -1)),
     ],
@@ -78,6 +79,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", action="append")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--stage", action="append", help="vary only these stages (default: every stage)")
     ap.add_argument("--out", default="/tmp/chain-plans")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -92,7 +94,7 @@ def main():
     write_file(base, [])
     for model in a.model or list(STAGES):
         for r in range(a.rounds):
-            for v in [None] + VARIANTS[model]:
+            for v in [None] + [v for v in VARIANTS[model] if a.stage is None or v[0] in a.stage]:
                 entries = []
                 if v is not None:
                     stage, (cta_m, cta_k, split) = v

@@ -166,6 +166,8 @@
 #           TGV_EXP_SK_HYBRID=3, perf-notes §55): stream-K and batch GPU tests with it, the
 #           gated weights alone (ISO rounds, 2), the chain (main / gated hybrid / persistent),
 #           the decode step; TESTS=0, CHAIN=0, E2E=0 leave those out.
+#   PART=50: the 8B layer's gate_up plans inside the layer (chain_plans.py --stage gate_up),
+#           stream-K variants as the hybrid, then as persistent grids (TGV_EXP_SK_HYBRID=3).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -994,6 +996,15 @@ elif [ "${PART:-1}" = 49 ]; then
   [ "${CHAIN:-1}" = 1 ] && chain_modes $o/chain.txt ${ROUNDS:-2} "land:" "skg:TGV_EXP_SK_GATED=1" "skg-rr:$rr"
   [ "${E2E:-1}" = 1 ] && e2e_ab "land:" "skg-rr:$rr"
   gzip -f $o/*.csv
+elif [ "${PART:-1}" = 50 ]; then
+  # The 8B layer's gate_up plans inside the layer (chain_plans.py --stage gate_up, perf-notes
+  # §55): as planned, then with every stream-K variant a persistent grid (TGV_EXP_SK_HYBRID=3).
+  for md in "sk:" "rr:TGV_EXP_SK_HYBRID=3"; do
+    echo "## chain_plans ${md%%:*}"
+    env ${md#*:} timeout ${PLANS_S:-150} python3 bench/experiments/chain_plans.py --model llama3.1-8b --stage gate_up \
+      --rounds ${ROUNDS:-2} --out /tmp/chain-plans > $o/chain-plans-${md%%:*}.txt 2>&1
+    echo "chain_plans rc=$?"; grep -v "^#   " $o/chain-plans-${md%%:*}.txt
+  done
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
   # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).
