@@ -408,7 +408,10 @@ __device__ __forceinline__ void produce(const Params& p, const Schedule<T::kCtaM
     const Segment sg = sched.segment(p, j);
     for (int kb = sg.kb_begin; kb < sg.kb_end; ++kb) {
       if (lead > 0 && issued++ >= lead) {
-        if (Barrier::test_wait(pace, 0, 1)) Barrier::wait(full + landed.stage, landed.phase);
+        // A gated grid paces every wave (perf-notes §45); a persistent CTA's later
+        // tiles are its later waves, whose predecessor has long finished (§55).
+        if (Barrier::test_wait(pace, 0, 1) || (j > 0 && p.act != kActNone))
+          Barrier::wait(full + landed.stage, landed.phase);
         landed.advance(p.stages);
       }
       Barrier::wait(empty + c.stage, c.phase);
