@@ -168,8 +168,6 @@
 #           the decode step; TESTS=0, CHAIN=0, E2E=0 leave those out.
 #   PART=50: the 8B layer's gate_up plans inside the layer (chain_plans.py --stage gate_up),
 #           stream-K variants as the hybrid, then as persistent grids (TGV_EXP_SK_HYBRID=3).
-#   PART=51: plain stream-K CTAs paced on their first tile only (TGV_EXP_PACE_TILES=first,
-#           perf-notes §56) against every tile: tests, then plain hybrid weights alone (ROUNDS, 2).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -1009,21 +1007,6 @@ elif [ "${PART:-1}" = 50 ]; then
       --rounds ${ROUNDS:-2} --out /tmp/chain-plans > $o/chain-plans-${md%%:*}.txt 2>&1
     echo "chain_plans rc=$?"; grep -v "^#   " $o/chain-plans-${md%%:*}.txt
   done
-elif [ "${PART:-1}" = 51 ]; then
-  # A plain stream-K CTA paced on its first tile only (TGV_EXP_PACE_TILES=first, perf-notes
-  # §56) against every tile: the stream-K and batch tests with it, then plain multi-wave
-  # weights that main plans as the hybrid, alone (back to back and between kernels), alternated.
-  env TGV_EXP_PACE_TILES=first timeout 150 $c/bin/tgv_gpu_tests --gtest_filter='*StreamK*:*Batch*' > $o/first-tests.txt 2>&1
-  echo "first-tile tests rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $o/first-tests.txt | tr '\n' ' ')"
-  for r in $(seq ${ROUNDS:-2}); do
-    for md in "main:" "first:TGV_EXP_PACE_TILES=first"; do
-      echo "## isolated ${md%%:*} round $r"
-      "${py[@]}" env ${md#*:} timeout 100 python3 bench/experiments/isolated.py --m 1,16 --splits -1 \
-        --shapes ${SHAPES:-28672:4096,37888:3584,18944:3584,27648:5120,18992:4096} --replays 5 \
-        --csv $o/iso-${md%%:*}-$r.csv 2>&1 | tail -n 12
-    done
-  done
-  gzip -f $o/*.csv
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
   # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).

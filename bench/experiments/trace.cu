@@ -194,7 +194,6 @@ int main(int argc, char** argv) {
   p.split_k = split;
   p.w_lead = lead;
   p.pace_ctas = 1 << 30;  // lead applies to every CTA, as before the library paced only the first wave
-  p.pace_later_tiles = 1;
   p.k_groups = k_groups;  // 2: wherever the tile has them (the library's launcher: small grids only)
   p.w_folded = 1;
   p.x_folded = 1;

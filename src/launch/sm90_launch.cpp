@@ -73,19 +73,6 @@ void w_lead_override(kernels::sm90::Params& p, const GemmDesc& g) {
   else if (p.pace_ctas == 0) p.pace_ctas = INT32_MAX;
 }
 
-// TGV_EXP_PACE_TILES=first, the plain stream-K CTA's pacing A/B in one build
-// (perf-notes §56): a CTA paced on its first tile runs its later ones unpaced, as
-// a plain split-1 grid's later waves (§45); by default it paces them all. Gated
-// CTAs pace their later tiles either way. Only the time changes. Read once per
-// process, as TGV_EXP_W_LEAD.
-int32_t pace_later_tiles() {
-  static const int32_t later = [] {
-    const char* v = std::getenv("TGV_EXP_PACE_TILES");
-    return v != nullptr && std::string(v) == "first" ? 0 : 1;
-  }();
-  return later;
-}
-
 // TGV_EXP_K_GROUPS=1|2, the K groups' A/B on any grid in one build (perf-notes
 // §52): every launch's Params::k_groups becomes 1 or 2 (the kernel takes 2 only
 // on tiles that have them, outside stream-K). Under 2 an odd ring of a split-1
@@ -136,7 +123,6 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.stages = plan.stages;
   p.w_lead = plan.w_lead;
   p.pace_ctas = plan.pace_ctas;
-  p.pace_later_tiles = pace_later_tiles();
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;

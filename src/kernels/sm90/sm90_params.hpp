@@ -27,10 +27,6 @@ struct Params {
   // Only CTAs of linear id below this may be paced: a plain launch's first
   // wave, a gated launch's whole grid (sm90_pace_ctas, perf-notes §45).
   int32_t pace_ctas;
-  // A CTA of several tiles (stream-K): 1, one paced on its first tile paces its
-  // later ones too; 0, only the first (a plain grid's later waves run unpaced,
-  // perf-notes §45). A gated CTA paces its later tiles whatever its start (§55).
-  int32_t pace_later_tiles;
   // 2: the consumers of a narrow 64-row tile split the ring's stages between
   // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
   int32_t k_groups;

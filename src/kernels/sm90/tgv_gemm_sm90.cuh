@@ -410,11 +410,8 @@ __device__ __forceinline__ void produce(const Params& p, const Schedule<T::kCtaM
       if (lead > 0 && issued++ >= lead) {
         // A gated grid paces every wave (perf-notes §45); a persistent CTA's later
         // tiles are its later waves, whose predecessor has long finished (§55).
-        // A plain one paces its first wave only, unless pace_later_tiles.
-        const bool paced = j > 0 && p.act != kActNone
-                               ? true
-                               : Barrier::test_wait(pace, 0, 1) && (j == 0 || p.pace_later_tiles);
-        if (paced) Barrier::wait(full + landed.stage, landed.phase);
+        if (Barrier::test_wait(pace, 0, 1) || (j > 0 && p.act != kActNone))
+          Barrier::wait(full + landed.stage, landed.phase);
         landed.advance(p.stages);
       }
       Barrier::wait(empty + c.stage, c.phase);
