@@ -168,6 +168,8 @@
 #           the decode step; TESTS=0, CHAIN=0, E2E=0 leave those out.
 #   PART=50: the 8B layer's gate_up plans inside the layer (chain_plans.py --stage gate_up),
 #           stream-K variants as the hybrid, then as persistent grids (TGV_EXP_SK_HYBRID=3).
+#   PART=52: the 8B layer's gate_up -> down_proj boundary, CTA by CTA (tgv-layer-trace, built by
+#           bench/experiments/layer-trace.sh; carry that binary alone), main / persistent / hybrid.
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -1007,6 +1009,18 @@ elif [ "${PART:-1}" = 50 ]; then
       --rounds ${ROUNDS:-2} --out /tmp/chain-plans > $o/chain-plans-${md%%:*}.txt 2>&1
     echo "chain_plans rc=$?"; grep -v "^#   " $o/chain-plans-${md%%:*}.txt
   done
+elif [ "${PART:-1}" = 52 ]; then
+  # The 8B layer's gate_up -> down_proj boundary CTA by CTA (tgv-layer-trace, perf-notes §57;
+  # carry build-gpu/carry/bin/tgv-layer-trace alone): main's plans, then the gate_up as a
+  # persistent grid and as the hybrid; M 1 and 8, back to back and after a spacer.
+  lt=$c/bin/tgv-layer-trace
+  for md in "main:" "persistent:TGV_EXP_SK_GATED=1 TGV_EXP_SK_HYBRID=3" "hybrid:TGV_EXP_SK_GATED=1"; do
+    for sp in 0 1; do for m in 1 8; do
+      echo "## ${md%%:*} M $m spacer $sp"
+      env ${md#*:} TRACE_CSV=$o/lt-${md%%:*}-m$m-s$sp.csv timeout 60 $lt $m 8 $sp 2>&1 | tail -n 4
+    done; done
+  done
+  tar czf $o/layer-trace.tgz -C $o $(cd $o && ls lt-*.csv) && rm -f $o/lt-*.csv
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
   # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).

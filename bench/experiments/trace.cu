@@ -41,6 +41,7 @@
 #include "launch/kernel_launch.hpp"
 #include "common/cuda_context.hpp"
 #include "launch/tensor_map.hpp"
+#include "trace_hooks.cuh"
 
 namespace {
 
@@ -54,68 +55,8 @@ using namespace tgv;
 #endif
 using T = kernels::sm90::Traits<TRACE_CTA_M, 8, TRACE_CTA_K, cute::GMMA::Major::K, cute::GMMA::Major::K>;
 
-// One record per CTA: globaltimer (ns, comparable across SMs) at entry and
-// exit, and the SM's clock64 at each point (finer, comparable within the CTA).
-enum TraceSlot : int {
-  kTraceEntryNs,
-  kTraceExitNs,
-  kTraceEntryClk,
-  kTraceFirstIssueClk,  // the W producer's first TMA load
-  kTraceLastIssueClk,   // after its last, just before launch_dependents
-  kTraceFirstFullClk,   // the first stage has landed (consumer 0)
-  kTraceLastFullClk,    // the last stage has landed (consumer 0)
-  kTraceExitClk,
-  kTraceSmid,
-  kTraceSlots
-};
-
-struct TraceHooks {
-  uint64_t* trace;  // kTraceSlots words per CTA
-  bool hints;       // the library's L2 policies, or none
-
-  __device__ uint64_t w_hint() const {
-    return hints ? kernels::sm90::NoHooks::w_hint() : uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL);
-  }
-  __device__ uint64_t x_hint() const {
-    return hints ? kernels::sm90::NoHooks::x_hint() : uint64_t(cute::TMA::CacheHintSm90::EVICT_NORMAL);
-  }
-  __device__ void point(kernels::sm90::TracePoint point) const {
-    using namespace kernels::sm90;
-    const uint64_t cta = (uint64_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-    uint64_t* rec = trace + cta * kTraceSlots;
-    uint64_t ns;
-    switch (point) {
-      case kTraceEntry:
-      case kTraceExit: {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-        const bool entry = point == kTraceEntry;
-        rec[entry ? kTraceEntryNs : kTraceExitNs] = ns;
-        rec[entry ? kTraceEntryClk : kTraceExitClk] = clock64();
-        if (entry) {
-          uint32_t smid;
-          asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-          rec[kTraceSmid] = smid;
-        }
-        break;
-      }
-      case kTraceFirstIssue: rec[kTraceFirstIssueClk] = clock64(); break;
-      case kTraceLastIssue: rec[kTraceLastIssueClk] = clock64(); break;
-      case kTraceFirstFull: rec[kTraceFirstFullClk] = clock64(); break;
-      case kTraceLastFull: rec[kTraceLastFullClk] = clock64(); break;
-    }
-  }
-};
-
-
-__global__ void spacer_kernel(int* counter) { *counter += 1; }
-
-__global__ void fill(__nv_bfloat16* p, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    uint32_t h = uint32_t(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    p[i] = __float2bfloat16((int(h % 2001) - 1000) * 1e-3f);
-  }
-}
+using trace::TraceHooks;
+using namespace trace;  // the record's slots
 
 // The foreign graph's kernel: every CTA streams its share of `words` and keeps a
 // sum no one reads (written only if impossible), as a full-grid GEMM would load,
@@ -128,11 +69,6 @@ __global__ void foreign_read(const uint4* p, size_t words, int* sink) {
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x9e3779b9u) *sink = int(acc);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 }  // namespace
@@ -165,8 +101,8 @@ int main(int argc, char** argv) {
   TGV_CUDA_CHECK(cudaMalloc(&w, w_elems * copies * 2));
   TGV_CUDA_CHECK(cudaMalloc(&x, size_t(m) * k * 2));
   TGV_CUDA_CHECK(cudaMalloc(&out, size_t(m) * n * 2));
-  fill<<<1024, 256>>>(w, w_elems * copies, 1);
-  fill<<<64, 256>>>(x, size_t(m) * k, 2);
+  fill_bf16<<<1024, 256>>>(w, w_elems * copies, 1, 1e-3f);
+  fill_bf16<<<64, 256>>>(x, size_t(m) * k, 2, 1e-3f);
   TGV_CUDA_CHECK(cudaGetLastError());
 
   const int fold = TRACE_CTA_K / 64;  // K % cta_k == 0: one box per stage
@@ -230,29 +166,7 @@ int main(int argc, char** argv) {
   }
   // The median us per iteration of `count` iterations of enqueue() in one graph (7 replays,
   // each after an untimed replay of the foreign graph when there is one).
-  auto time_graph = [&](auto enqueue) {
-    cudaGraph_t graph;
-    TGV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < count; ++i) enqueue(i);
-    TGV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    cudaGraphExec_t exec;
-    TGV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    cudaEvent_t e0, e1;
-    TGV_CUDA_CHECK(cudaEventCreate(&e0));
-    TGV_CUDA_CHECK(cudaEventCreate(&e1));
-    std::vector<double> us;
-    for (int r = 0; r < 7; ++r) {
-      if (foreign_exec != nullptr) TGV_CUDA_CHECK(cudaGraphLaunch(foreign_exec, stream));
-      TGV_CUDA_CHECK(cudaEventRecord(e0, stream));
-      TGV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-      TGV_CUDA_CHECK(cudaEventRecord(e1, stream));
-      TGV_CUDA_CHECK(cudaEventSynchronize(e1));
-      float ms;
-      TGV_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      us.push_back(ms * 1e3 / count);
-    }
-    return us;
-  };
+  auto time_graph = [&](auto enqueue) { return replay_us(stream, count, enqueue, foreign_exec); };
   const double spacer_us = spacer ? median(time_graph([&](int) { spacer_kernel<<<1, 1, 0, stream>>>(counter); }))
                                   : 0.0;
   const std::vector<double> per_gemm = time_graph([&](int i) {

@@ -92,7 +92,7 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
 
 }  // namespace
 
-void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
+Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
 #ifndef TGV_WITH_SM90
   (void)g, (void)plan, (void)stream;
   throw Error(TGV_ERROR_NOT_SUPPORTED, "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)");
@@ -171,7 +171,17 @@ void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
     l.grid = dim3(static_cast<unsigned>(tiles_n * plan.split_k), static_cast<unsigned>(tiles_m),
                   static_cast<unsigned>(g.l));
   }
+  return l;
+#endif
+}
 
+void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
+#ifndef TGV_WITH_SM90
+  (void)g, (void)plan, (void)stream;
+  throw Error(TGV_ERROR_NOT_SUPPORTED, "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)");
+#else
+  const Tactic& t = tactic(plan.tactic);
+  const Sm90Launch l = prepare_sm90(g, plan, stream);
 #define TGV_DISPATCH_SM90_TILE(cm, cn) \
   if (t.cta_m == cm && t.cta_n == cn) return launch_sm90_tile<cm, cn>(l);
   TGV_SM90_TILES(TGV_DISPATCH_SM90_TILE)
