@@ -243,10 +243,14 @@ chain_modes() {
     done
   done | tee $f
 }
-# The decode step untuned, A and B ("name:VAR=value ...") alternated twice, every run's
-# output appended to e2e-ab.txt and its table rows printed.
+# The decode step untuned, A and B ("name:VAR=value ...") alternated E2E_ROUNDS times
+# (default 2), every run's output appended to e2e-ab.txt and its table rows printed. Two
+# processes of one build have differed by 0.7% at a batch (perf-notes §55): a difference
+# under ~1% wants more rounds.
 e2e_ab() {
-  for md in "$1" "$2" "$1" "$2"; do
+  local mds=()
+  for r in $(seq ${E2E_ROUNDS:-2}); do mds+=("$1" "$2"); done
+  for md in "${mds[@]}"; do
     echo "## e2e ${md%%:*} from $SECONDS s" >> $o/e2e-ab.txt
     "${py[@]}" ${md#*:} timeout 120 python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 > /tmp/e2e.txt 2>&1
     echo "## e2e ${md%%:*} rc=$? (model batch torch-ms tgv-fused-ms x)"
