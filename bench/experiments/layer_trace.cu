@@ -46,20 +46,16 @@ using T = kernels::sm90::Traits<64, 8, 128, cute::GMMA::Major::K, cute::GMMA::Ma
 
 constexpr int64_t kHidden = 4096, kInter = 14336;
 
-// A row-major [m, cols] bf16 matrix as a problem operand's strides.
+// The library's default problem (row-major, bf16) over these buffers; a gated
+// epilogue's out is N / 2 wide, a residual is out's layout.
 tgv_problem problem(int64_t m, int64_t n, int64_t k, const void* x, const void* w, void* out, int32_t epilogue,
                     const void* residual) {
-  tgv_problem p{};
-  p.m = m, p.n = n, p.k = k, p.l = 1;
-  p.dtype = TGV_DTYPE_BF16;
-  p.x = x, p.x_stride_m = k, p.x_stride_k = 1;
-  p.w = w, p.w_stride_n = k, p.w_stride_k = 1;
-  const int64_t cols = epilogue == TGV_EPILOGUE_NONE ? n : n / 2;
-  p.out = out, p.out_stride_m = cols, p.out_stride_n = 1;
-  p.out_dtype = TGV_DTYPE_BF16;
+  tgv_problem p;
+  tgv_default_problem(&p, m, n, k, 1);
+  p.x = x, p.w = w, p.out = out;
   p.epilogue = epilogue;
+  if (epilogue != TGV_EPILOGUE_NONE) p.out_stride_m = n / 2, p.out_stride_l = m * (n / 2);
   p.residual = residual;
-  if (residual != nullptr) p.residual_stride_m = cols, p.residual_stride_n = 1;
   return p;
 }
 

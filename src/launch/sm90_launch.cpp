@@ -41,7 +41,7 @@ int64_t sk_whole_tiles_override(const GemmDesc& g, const Tactic& t, const Plan& 
     return v == nullptr || v[0] < '0' || v[0] > '3' ? -1 : v[0] - '0';
   }();
   if (whole_waves < 0) return plan.stream_k_whole_tiles;
-  if (whole_waves == 3) return ((g.n + t.cta_m - 1) / t.cta_m) * ((g.m + t.cta_n - 1) / t.cta_n) * g.l;
+  if (whole_waves == 3) return tiles_of(g, t);
   return stream_k_whole_tiles(g, t, plan.stream_k_ctas, whole_waves);
 }
 
@@ -176,12 +176,10 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
 }
 
 void launch_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
-#ifndef TGV_WITH_SM90
-  (void)g, (void)plan, (void)stream;
-  throw Error(TGV_ERROR_NOT_SUPPORTED, "this build has no sm_90a kernels (TGV_CUDA_ARCHS does not list 90a)");
-#else
+  // Throws where the build has no sm_90a kernels.
+  [[maybe_unused]] const Sm90Launch l = prepare_sm90(g, plan, stream);
+#ifdef TGV_WITH_SM90
   const Tactic& t = tactic(plan.tactic);
-  const Sm90Launch l = prepare_sm90(g, plan, stream);
 #define TGV_DISPATCH_SM90_TILE(cm, cn) \
   if (t.cta_m == cm && t.cta_n == cn) return launch_sm90_tile<cm, cn>(l);
   TGV_SM90_TILES(TGV_DISPATCH_SM90_TILE)

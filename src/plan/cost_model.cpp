@@ -227,9 +227,6 @@ double partial_grid_factor(int32_t cta_n, const DeviceInfo& dev) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches.
-int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
-
 // The CTAs of tactic t's sm_90 grid at split_k (stream-K: stream_k_ctas).
 int64_t grid_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas) {
   return split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
@@ -304,6 +301,8 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
 }
 
 }  // namespace
+
+int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
 
 int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
   return stages_for(t, dev.smem_optin_bytes - sm90_extra_smem_bytes(t, split_k));

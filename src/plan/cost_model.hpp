@@ -40,6 +40,10 @@ int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& 
 // kernel runs on an even ring only (its k_groups, perf-notes §39).
 int32_t sm90_plan_stages(const GemmDesc& g, const Tactic& t, int32_t split_k, const DeviceInfo& dev);
 
+// Output tiles of tactic t over g: (weight tiles) x (token tiles) x batches (a
+// gated tile's cta_m rows are cta_m / 2 output columns: as many tiles as ungated).
+int64_t tiles_of(const GemmDesc& g, const Tactic& t);
+
 // Stream-K's grid for tactic t: one CTA per SM, fewer where the problem has
 // fewer than kStreamKMinItersPerCta K blocks per SM; 0 (and why, if asked)
 // where stream-K cannot run it.
