@@ -170,6 +170,10 @@
 #           stream-K variants as the hybrid, then as persistent grids (TGV_EXP_SK_HYBRID=3).
 #   PART=52: the 8B layer's gate_up -> down_proj boundary, CTA by CTA (tgv-layer-trace, built by
 #           bench/experiments/layer-trace.sh; carry that binary alone), main / persistent / hybrid.
+#   PART=53: early launch_dependents (TGV_EXP_EARLY_TRIGGER, perf-notes §58): the PDL,
+#           graph, stream-K and epilogue GPU tests with it on every grid, the chain under
+#           main / multi-wave grids / every grid alternated, the decode step and the corpus
+#           (M 1 4 16, back to back) main against multi-wave grids (~420 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -1025,6 +1029,17 @@ elif [ "${PART:-1}" = 52 ]; then
     done; done
   done
   tar czf $o/layer-trace.tgz -C $o $(cd $o && ls lt-*.csv) && rm -f $o/lt-*.csv
+elif [ "${PART:-1}" = 53 ]; then
+  # Early launch_dependents (perf-notes §58): 1 on grids of more CTAs than SMs, 2 on every grid.
+  gtests "tests, early trigger on every grid" $o/et-tests.txt env TGV_EXP_EARLY_TRIGGER=2 timeout 150 \
+    $c/bin/tgv_gpu_tests --gtest_filter='*Pdl*:*Graph*:*StreamK*:*Chain*:*Split*:*Batch*' | tee $o/summary.txt
+  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et1:TGV_EXP_EARLY_TRIGGER=1" "et2:TGV_EXP_EARLY_TRIGGER=2"
+  [ "${E2E:-1}" = 1 ] && e2e_ab "main:" "et1:TGV_EXP_EARLY_TRIGGER=1" | tee -a $o/summary.txt
+  if [ "${CORPUS:-1}" = 1 ]; then
+    corpus b2b-main ${CORPUS_S:-60} "" --m 1 4 16
+    corpus b2b-et1 ${CORPUS_S:-60} TGV_EXP_EARLY_TRIGGER=1 --m 1 4 16
+    tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
+  fi
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
   # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).

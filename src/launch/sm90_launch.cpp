@@ -90,6 +90,24 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
   if (p.w_lead >= p.stages) p.w_lead = 0, p.pace_ctas = 0;
 }
 
+// TGV_EXP_EARLY_TRIGGER=1|2, where a launch lets its PDL successor start (perf-notes
+// §58): 1, a grid of more CTAs than SMs triggers at each CTA's entry, so that the
+// successor's CTAs take the SMs its partial last wave leaves idle and fill their
+// rings there; 2, every grid (perf-notes §10 measured one-wave grids slower so).
+// Every other launch triggers after its CTAs' last W load, as planned. The
+// successor's griddepcontrol.wait still waits for this grid's completion: only the
+// time changes. Read once per process, as TGV_EXP_W_LEAD.
+void early_trigger_override(kernels::sm90::Params& p, const dim3& grid, int device) {
+  static const int mode = [] {
+    const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER");
+    return v == nullptr || (v[0] != '1' && v[0] != '2') ? 0 : v[0] - '0';
+  }();
+  if (mode == 0) return;
+  int sms = 0;
+  TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  p.trigger_at_entry = mode == 2 || int64_t(grid.x) * grid.y * grid.z > sms ? 1 : 0;
+}
+
 }  // namespace
 
 Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
@@ -171,6 +189,7 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
     l.grid = dim3(static_cast<unsigned>(tiles_n * plan.split_k), static_cast<unsigned>(tiles_m),
                   static_cast<unsigned>(g.l));
   }
+  early_trigger_override(p, l.grid, l.device);
   return l;
 #endif
 }

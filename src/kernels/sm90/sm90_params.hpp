@@ -30,6 +30,11 @@ struct Params {
   // 2: the consumers of a narrow 64-row tile split the ring's stages between
   // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
   int32_t k_groups;
+  // 1: the W producer lets the next kernel launch as soon as it starts, not after
+  // its last load. The grid launches its dependents once every CTA has done so, so
+  // only the last wave's timing moves: a successor may take the SMs a multi-wave
+  // grid's partial last wave leaves idle (experiment switch, perf-notes §58).
+  int32_t trigger_at_entry;
   int32_t split_k;
   // 1 (split_k > 1): the peers push their partial sums into the leader's
   // receive buffer after the ring's reserve and exit; 0: the leader reads them

@@ -480,6 +480,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (warp == 0 && lane == 0) {
       // W producer: never waits for the previous kernel.
       hooks.point(kTraceFirstIssue);
+      if (p.trigger_at_entry) griddep_launch_dependents();
       produce<T>(p, sched, full, empty, w_stage_bytes, [&](int s, const Segment& sg, int kb) {
         const uint64_t hint = hooks.w_hint();
         uint8_t* dst = smem + s * stage_bytes;
@@ -507,7 +508,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       }, p.w_lead, pace);
       hooks.point(kTraceLastIssue);
       // Every load of this CTA is issued: the next kernel may start launching.
-      griddep_launch_dependents();
+      if (!p.trigger_at_entry) griddep_launch_dependents();
     } else if (warp == 1 && lane == 0) {
       // x producer: the activations are the previous kernel's output.
       const long long before = clock64();
