@@ -174,6 +174,13 @@
 #           graph, stream-K and epilogue GPU tests with it on every grid, the chain under
 #           main / multi-wave grids / every grid alternated, the decode step and the corpus
 #           (M 1 4 16, back to back) main against multi-wave grids (~420 s).
+#   PART=54: PART=53's follow-up: the chain under main / every grid / one-wave grids only
+#           (TGV_EXP_EARLY_TRIGGER=2, 3) alternated, the decode step main against 3 (~230 s).
+#   PART=55: perf-notes §58's rule as a candidate default, TGV_EXP_EARLY_TRIGGER=4 (one-wave
+#           grids under 48 MB): the whole GPU suite with it, the chain under main / 3 / 4
+#           alternated, the decode step main against 4, twice (~380 s).
+#   PART=56: the corpus (M 1 4 16) back to back and between kernels, main against
+#           TGV_EXP_EARLY_TRIGGER=4, and the split-K replay stress with it (~420 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -1040,6 +1047,27 @@ elif [ "${PART:-1}" = 53 ]; then
     corpus b2b-et1 ${CORPUS_S:-60} TGV_EXP_EARLY_TRIGGER=1 --m 1 4 16
     tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
   fi
+elif [ "${PART:-1}" = 54 ]; then
+  # perf-notes §58: the early trigger on one-wave grids only (3) against every grid (2).
+  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et2:TGV_EXP_EARLY_TRIGGER=2" "et3:TGV_EXP_EARLY_TRIGGER=3"
+  [ "${E2E:-1}" = 1 ] && e2e_ab "main:" "et3:TGV_EXP_EARLY_TRIGGER=3"
+elif [ "${PART:-1}" = 55 ]; then
+  # perf-notes §58: the early trigger on one-wave grids under 48 MB (4) as the default?
+  gtests "GPU suite, early trigger 4" $o/et4-tests.txt env TGV_EXP_EARLY_TRIGGER=4 timeout 200 \
+    $c/bin/tgv_gpu_tests | tee $o/summary.txt
+  gtests "PDL tests, early trigger 3" $o/et3-tests.txt env TGV_EXP_EARLY_TRIGGER=3 timeout 60 \
+    $c/bin/tgv_gpu_tests --gtest_filter='*Pdl*:*Graph*:*StreamK*:*Chain*:*Split*:*Batch*' | tee -a $o/summary.txt
+  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et3:TGV_EXP_EARLY_TRIGGER=3" "et4:TGV_EXP_EARLY_TRIGGER=4"
+  [ "${E2E:-1}" = 1 ] && e2e_ab "main:" "et4:TGV_EXP_EARLY_TRIGGER=4" | tee -a $o/summary.txt
+elif [ "${PART:-1}" = 56 ]; then
+  # perf-notes §58: the corpus both ways under main and 4, then the split-K stress under 4.
+  for mode in b2b iso; do
+    flag=; s=60; [ $mode = iso ] && flag=--isolated s=100
+    corpus $mode-main ${CORPUS_S:-$s} "" $flag --m 1 4 16
+    corpus $mode-et4 ${CORPUS_S:-$s} TGV_EXP_EARLY_TRIGGER=4 $flag --m 1 4 16
+  done | tee $o/summary.txt
+  tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
+  ss=${STRESS_S:-40}; stress et4 TGV_EXP_EARLY_TRIGGER=4 | tee -a $o/summary.txt
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
   # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).

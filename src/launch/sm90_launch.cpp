@@ -90,22 +90,33 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
   if (p.w_lead >= p.stages) p.w_lead = 0, p.pace_ctas = 0;
 }
 
-// TGV_EXP_EARLY_TRIGGER=1|2, where a launch lets its PDL successor start (perf-notes
-// §58): 1, a grid of more CTAs than SMs triggers at each CTA's entry, so that the
-// successor's CTAs take the SMs its partial last wave leaves idle and fill their
-// rings there; 2, every grid (perf-notes §10 measured one-wave grids slower so).
-// Every other launch triggers after its CTAs' last W load, as planned. The
-// successor's griddepcontrol.wait still waits for this grid's completion: only the
-// time changes. Read once per process, as TGV_EXP_W_LEAD.
-void early_trigger_override(kernels::sm90::Params& p, const dim3& grid, int device) {
+// TGV_EXP_EARLY_TRIGGER=1|2|3|4, where a launch lets its PDL successor start
+// (perf-notes §58): 1, a grid of more CTAs than SMs triggers at each CTA's entry, so
+// that the successor's CTAs take the SMs its partial last wave leaves idle and fill
+// their rings there; 2, every grid; 3, every grid of at most one CTA per SM; 4, such
+// a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default 48) MB (on an
+// H100, 3 made one-wave weights under ~48 MB 5-17% faster back to back, and those
+// over ~96 MB 2-7% slower). Every other launch triggers after its CTAs' last W load,
+// as planned. The successor's griddepcontrol.wait still waits for this grid's
+// completion: only the time changes. Read once per process, as TGV_EXP_W_LEAD.
+void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const dim3& grid, int device) {
   static const int mode = [] {
     const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER");
-    return v == nullptr || (v[0] != '1' && v[0] != '2') ? 0 : v[0] - '0';
+    return v == nullptr || v[0] < '1' || v[0] > '4' ? 0 : v[0] - '0';
+  }();
+  static const double max_mb = [] {
+    const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER_MB");
+    return v == nullptr ? 48.0 : std::atof(v);
   }();
   if (mode == 0) return;
   int sms = 0;
   TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  p.trigger_at_entry = mode == 2 || int64_t(grid.x) * grid.y * grid.z > sms ? 1 : 0;
+  const bool multi_wave = int64_t(grid.x) * grid.y * grid.z > sms;
+  const double w_mb = double(g.n) * double(g.k) * double(g.l) * double(dtype_bytes(g.in_type)) / 1e6;
+  p.trigger_at_entry =
+      mode == 2 || (mode == 1 && multi_wave) || (mode == 3 && !multi_wave) || (mode == 4 && !multi_wave && w_mb < max_mb)
+          ? 1
+          : 0;
 }
 
 }  // namespace
@@ -189,7 +200,7 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
     l.grid = dim3(static_cast<unsigned>(tiles_n * plan.split_k), static_cast<unsigned>(tiles_m),
                   static_cast<unsigned>(g.l));
   }
-  early_trigger_override(p, l.grid, l.device);
+  early_trigger_override(p, g, l.grid, l.device);
   return l;
 #endif
 }
