@@ -181,6 +181,10 @@
 #           alternated, the decode step main against 4, twice (~380 s).
 #   PART=56: the corpus (M 1 4 16) back to back and between kernels, main against
 #           TGV_EXP_EARLY_TRIGGER=4, and the split-K replay stress with it (~420 s).
+#   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
+#           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
+#           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
+#           trigger after the last load / at entry, unpaced and paced, each CTA's SM kept (~60 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -1068,6 +1072,21 @@ elif [ "${PART:-1}" = 56 ]; then
   done | tee $o/summary.txt
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
   ss=${STRESS_S:-40}; stress et4 TGV_EXP_EARLY_TRIGGER=4 | tee -a $o/summary.txt
+elif [ "${PART:-1}" = 57 ]; then
+  # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
+  for r in 1 2; do
+    for shape in "5120 25600 16" "4096 14336 16" "4096 1024 64"; do
+      for lead in 0 4; do
+        for et in 0 1; do
+          set -- $shape
+          echo "### trace $1x$2 calls $3 lead $lead early $et round $r"
+          TRACE_EARLY_TRIGGER=$et TRACE_CSV=$o/trace-$1x$2-l$lead-e$et-r$r.csv timeout 30 $c/tgv-trace $1 $2 1 1 12 1 $3 \
+            1 0 $lead 1 0 2>&1 | grep -E "graph replay|^median|^kernel [0-9]+:"
+        done
+      done
+    done
+  done | tee $o/trace.txt
+  tar czf $o/trace.tgz -C $o $(cd $o && ls trace-*.csv) && rm -f $o/trace-*.csv
 elif [ "${PART:-1}" = 48 ]; then
   # A read whose CTAs claim pieces as they go against equal shares (perf-notes §54;
   # on an H100 no faster): the layers' weights on their grids (bench/experiments/balance.sh).
