@@ -94,9 +94,11 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
 // (perf-notes §58): 1, a grid of more CTAs than SMs triggers at each CTA's entry, so
 // that the successor's CTAs take the SMs its partial last wave leaves idle and fill
 // their rings there; 2, every grid; 3, every grid of at most one CTA per SM; 4, such
-// a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default 48) MB (on an
-// H100, 3 made one-wave weights under ~48 MB 5-17% faster back to back, and those
-// over ~96 MB 2-7% slower). Every other launch triggers after its CTAs' last W load,
+// a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default 48) MB, or gated
+// (on an H100, 3 made one-wave weights under ~48 MB 5-17% faster back to back and
+// those over ~96 MB 2-7% slower, while the 70B-TP8 decode step, whose only boundary
+// between two of our kernels is a 117 MB gated gate_up -> down, gained 1.3%).
+// Every other launch triggers after its CTAs' last W load,
 // as planned. The successor's griddepcontrol.wait still waits for this grid's
 // completion: only the time changes. Read once per process, as TGV_EXP_W_LEAD.
 void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const dim3& grid, int device) {
@@ -114,7 +116,7 @@ void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const d
   const bool multi_wave = int64_t(grid.x) * grid.y * grid.z > sms;
   const double w_mb = double(g.n) * double(g.k) * double(g.l) * double(dtype_bytes(g.in_type)) / 1e6;
   p.trigger_at_entry =
-      mode == 2 || (mode == 1 && multi_wave) || (mode == 3 && !multi_wave) || (mode == 4 && !multi_wave && w_mb < max_mb)
+      mode == 2 || (mode == 1 && multi_wave) || (mode == 3 && !multi_wave) || (mode == 4 && !multi_wave && (w_mb < max_mb || g.act != Act::None))
           ? 1
           : 0;
 }
