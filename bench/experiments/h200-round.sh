@@ -177,7 +177,7 @@
 #   PART=54: PART=53's follow-up: the chain under main / every grid / one-wave grids only
 #           (TGV_EXP_EARLY_TRIGGER=2, 3) alternated, the decode step main against 3 (~230 s).
 #   PART=55: perf-notes §58's rule as a candidate default, TGV_EXP_EARLY_TRIGGER=4 (one-wave
-#           grids under 48 MB): the whole GPU suite with it, the chain under main / 3 / 4
+#           grids under 48 MB, or gated): the whole GPU suite with it, the chain under main / 3 / 4
 #           alternated, the decode step main against 4, twice (~380 s).
 #   PART=56: the corpus (M 1 4 16) back to back and between kernels, main against
 #           TGV_EXP_EARLY_TRIGGER=4, and the split-K replay stress with it (~420 s).
@@ -1056,7 +1056,7 @@ elif [ "${PART:-1}" = 54 ]; then
   chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et2:TGV_EXP_EARLY_TRIGGER=2" "et3:TGV_EXP_EARLY_TRIGGER=3"
   [ "${E2E:-1}" = 1 ] && e2e_ab "main:" "et3:TGV_EXP_EARLY_TRIGGER=3"
 elif [ "${PART:-1}" = 55 ]; then
-  # perf-notes §58: the early trigger on one-wave grids under 48 MB (4) as the default?
+  # perf-notes §58: the early trigger on one-wave grids under 48 MB or gated (4) as the default?
   gtests "GPU suite, early trigger 4" $o/et4-tests.txt env TGV_EXP_EARLY_TRIGGER=4 timeout 200 \
     $c/bin/tgv_gpu_tests | tee $o/summary.txt
   gtests "PDL tests, early trigger 3" $o/et3-tests.txt env TGV_EXP_EARLY_TRIGGER=3 timeout 60 \
