@@ -177,14 +177,17 @@
 #   PART=54: PART=53's follow-up: the chain under main / every grid / one-wave grids only
 #           (TGV_EXP_EARLY_TRIGGER=2, 3) alternated, the decode step main against 3 (~230 s).
 #   PART=55: perf-notes §58's rule as a candidate default, TGV_EXP_EARLY_TRIGGER=4 (one-wave
-#           grids under 48 MB, or gated): the whole GPU suite with it, the chain under main / 3 / 4
-#           alternated, the decode step main against 4, twice (~380 s).
+#           grids under 48 MB, or gated): the whole GPU suite with it, the chain under main / 3 / 4 /
+#           3 with TGV_EXP_PACE_WAITED=1 alternated, the decode step main against 4, twice (~380 s).
 #   PART=56: the corpus (M 1 4 16) back to back and between kernels, main against
-#           TGV_EXP_EARLY_TRIGGER=4, and the split-K replay stress with it (~420 s).
+#           TGV_EXP_EARLY_TRIGGER=4 (and back to back =3 with TGV_EXP_PACE_WAITED=1: every
+#           one-wave grid early, its waited CTAs paced), and the split-K replay stress with 4
+#           (~480 s).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
-#           trigger after the last load / at entry, unpaced and paced, each CTA's SM kept (~60 s).
+#           trigger after the last load / at entry, unpaced and paced (waited CTAs too), each
+#           CTA's SM kept (~60 s).
 #   PART=21: our kernel's same-plan spread with the pacing as planned and off, on a build
 #           with w-lead-override.patch applied (the corpus four times, ~350 s: an H200's).
 #   PART=20: backend=cublas through legacy cuBLAS (TGV_CUBLAS_API=legacy, torch's call)
@@ -1061,7 +1064,8 @@ elif [ "${PART:-1}" = 55 ]; then
     $c/bin/tgv_gpu_tests | tee $o/summary.txt
   gtests "PDL tests, early trigger 3" $o/et3-tests.txt env TGV_EXP_EARLY_TRIGGER=3 timeout 60 \
     $c/bin/tgv_gpu_tests --gtest_filter='*Pdl*:*Graph*:*StreamK*:*Chain*:*Split*:*Batch*' | tee -a $o/summary.txt
-  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et3:TGV_EXP_EARLY_TRIGGER=3" "et4:TGV_EXP_EARLY_TRIGGER=4"
+  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et3:TGV_EXP_EARLY_TRIGGER=3" "et4:TGV_EXP_EARLY_TRIGGER=4" \
+    "et3p:TGV_EXP_EARLY_TRIGGER=3 TGV_EXP_PACE_WAITED=1"
   [ "${E2E:-1}" = 1 ] && e2e_ab "main:" "et4:TGV_EXP_EARLY_TRIGGER=4" | tee -a $o/summary.txt
 elif [ "${PART:-1}" = 56 ]; then
   # perf-notes §58: the corpus both ways under main and 4, then the split-K stress under 4.
@@ -1069,6 +1073,8 @@ elif [ "${PART:-1}" = 56 ]; then
     flag=; s=60; [ $mode = iso ] && flag=--isolated s=100
     corpus $mode-main ${CORPUS_S:-$s} "" $flag --m 1 4 16
     corpus $mode-et4 ${CORPUS_S:-$s} TGV_EXP_EARLY_TRIGGER=4 $flag --m 1 4 16
+    # Every one-wave grid early, its waited CTAs paced: does pacing take back the large weights' loss?
+    [ $mode = b2b ] && corpus b2b-et3p ${CORPUS_S:-$s} "TGV_EXP_EARLY_TRIGGER=3 TGV_EXP_PACE_WAITED=1" --m 1 4 16
   done | tee $o/summary.txt
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
   ss=${STRESS_S:-40}; stress et4 TGV_EXP_EARLY_TRIGGER=4 | tee -a $o/summary.txt
@@ -1079,8 +1085,8 @@ elif [ "${PART:-1}" = 57 ]; then
       for lead in 0 4; do
         for et in 0 1; do
           set -- $shape
-          echo "### trace $1x$2 calls $3 lead $lead early $et round $r"
-          TRACE_EARLY_TRIGGER=$et TRACE_CSV=$o/trace-$1x$2-l$lead-e$et-r$r.csv timeout 30 $c/tgv-trace $1 $2 1 1 12 1 $3 \
+          echo "### trace $1x$2 calls $3 lead $lead (waited CTAs paced too) early $et round $r"
+          TRACE_PACE_WAITED=1 TRACE_EARLY_TRIGGER=$et TRACE_CSV=$o/trace-$1x$2-l$lead-e$et-r$r.csv timeout 30 $c/tgv-trace $1 $2 1 1 12 1 $3 \
             1 0 $lead 1 0 2>&1 | grep -E "graph replay|^median|^kernel [0-9]+:"
         done
       done

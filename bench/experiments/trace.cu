@@ -21,7 +21,7 @@
 //   previous kernel), and TRACE_CSV=path writes every CTA's (kernel, cta, smid,
 //   entry ns, exit ns) of the last replay; TRACE_EARLY_TRIGGER=1 sets
 //   Params::trigger_at_entry (perf-notes §58: the successor launches at each CTA's
-//   entry instead of after its last W load)
+//   entry instead of after its last W load), TRACE_PACE_WAITED=1 Params::pace_waited
 //
 // The variants of perf-notes §10 (launch_dependents at entry; an L2 prefetch
 // of each CTA's whole W slice) were kernel edits at commit 5855d2c, since
@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
   p.out_cols = n;  // bf16 out, no epilogue (the other epilogue fields are zero)
   const char* early = std::getenv("TRACE_EARLY_TRIGGER");
   p.trigger_at_entry = early != nullptr && early[0] == '1';
+  const char* waited = std::getenv("TRACE_PACE_WAITED");  // Params::pace_waited (§58)
+  p.pace_waited = waited != nullptr && waited[0] == '1';
 
   auto kernel = kernels::sm90::tgv_gemm_sm90<T, TraceHooks>;
   const int smem = int(detail::kSmemReserveBytes) + (T::kCtaM + T::kCtaN) * T::kCtaK * 2 * stages;

@@ -121,6 +121,18 @@ void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const d
           : 0;
 }
 
+// TGV_EXP_PACE_WAITED=1 (perf-notes §58): Params::pace_waited on every launch, so a
+// CTA the plan paces is paced whatever its wait. §58's guess at why the early
+// trigger slows large one-wave weights: their CTAs, launched early, wait long and
+// so run unpaced. Read once per process, as TGV_EXP_W_LEAD.
+void pace_waited_override(kernels::sm90::Params& p) {
+  static const bool on = [] {
+    const char* v = std::getenv("TGV_EXP_PACE_WAITED");
+    return v != nullptr && v[0] == '1';
+  }();
+  if (on) p.pace_waited = 1;
+}
+
 }  // namespace
 
 Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
@@ -203,6 +215,7 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
                   static_cast<unsigned>(g.l));
   }
   early_trigger_override(p, g, l.grid, l.device);
+  pace_waited_override(p);
   return l;
 #endif
 }

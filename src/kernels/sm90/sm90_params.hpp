@@ -35,6 +35,11 @@ struct Params {
   // only the last wave's timing moves: a successor may take the SMs a multi-wave
   // grid's partial last wave leaves idle (experiment switch, perf-notes §58).
   int32_t trigger_at_entry;
+  // 1: a CTA below pace_ctas is paced even where its griddepcontrol.wait waited
+  // (its predecessor still ran): under trigger_at_entry a successor's CTAs wait
+  // most of their predecessor's stream, and unpaced they then keep the whole ring
+  // in flight (experiment switch, perf-notes §58).
+  int32_t pace_waited;
   int32_t split_k;
   // 1 (split_k > 1): the peers push their partial sums into the leader's
   // receive buffer after the ring's reserve and exit; 0: the leader reads them

@@ -517,7 +517,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       // back to back unpaced, perf-notes §20) and below pace_ctas (a plain
       // launch's later-wave CTA also finds its wait short, yet starts staggered; §45).
       const int linear_cta = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-      if (p.w_lead > 0 && linear_cta < p.pace_ctas && clock64() - before < kAloneWaitCycles) Barrier::arrive(pace);
+      if (p.w_lead > 0 && linear_cta < p.pace_ctas && (p.pace_waited || clock64() - before < kAloneWaitCycles))
+        Barrier::arrive(pace);
       produce<T>(p, sched, full, empty, stage_bytes - w_stage_bytes, [&](int s, const Segment& sg, int kb) {
         const uint64_t hint = hooks.x_hint();
         uint8_t* dst = smem + s * stage_bytes + w_stage_bytes;
