@@ -97,10 +97,10 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
 // a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default 48) MB, or gated
 // (on an H100, 3 made one-wave weights under ~48 MB 5-17% faster back to back and
 // those over ~96 MB 2-7% slower, while the 70B-TP8 decode step, whose only boundary
-// between two of our kernels is a 117 MB gated gate_up -> down, gained 1.3%).
-// Every other launch triggers after its CTAs' last W load,
-// as planned. The successor's griddepcontrol.wait still waits for this grid's
-// completion: only the time changes. Read once per process, as TGV_EXP_W_LEAD.
+// between two of our kernels is a 117 MB gated gate_up -> down, gained 1.3%). Every
+// other launch triggers after its CTAs' last W load, as planned. The successor's
+// griddepcontrol.wait still waits for this grid's completion: only the time
+// changes. Read once per process, as TGV_EXP_W_LEAD.
 void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const dim3& grid, int device) {
   static const int mode = [] {
     const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER");
@@ -113,12 +113,10 @@ void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const d
   if (mode == 0) return;
   int sms = 0;
   TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const bool multi_wave = int64_t(grid.x) * grid.y * grid.z > sms;
-  const double w_mb = double(g.n) * double(g.k) * double(g.l) * double(dtype_bytes(g.in_type)) / 1e6;
+  const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= sms;
+  const bool bounded = weight_bytes(g) / 1e6 < max_mb || g.act != Act::None;
   p.trigger_at_entry =
-      mode == 2 || (mode == 1 && multi_wave) || (mode == 3 && !multi_wave) || (mode == 4 && !multi_wave && (w_mb < max_mb || g.act != Act::None))
-          ? 1
-          : 0;
+      mode == 2 || (mode == 1 && !one_wave) || (mode == 3 && one_wave) || (mode == 4 && one_wave && bounded);
 }
 
 // TGV_EXP_PACE_WAITED=1 (perf-notes §58): Params::pace_waited on every launch, so a

@@ -232,9 +232,6 @@ int64_t grid_ctas(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t s
   return split_k == kSplitKStream ? stream_k_ctas : tiles_of(g, t) * std::max<int32_t>(split_k, 1);
 }
 
-// The bytes of W (bf16 or fp16) a call streams: every batch's.
-double weight_bytes(const GemmDesc& g) { return 2.0 * double(g.n) * double(g.k) * double(g.l); }
-
 // The device's bandwidth relative to the GPU the constants were fitted on.
 double bandwidth_scale(const DeviceInfo& dev) {
   return dev.peak_hbm_gbps > 0 ? dev.peak_hbm_gbps / kPeakHbmGbps : 1.0;
@@ -303,6 +300,8 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
 }  // namespace
 
 int64_t tiles_of(const GemmDesc& g, const Tactic& t) { return ceil_div(g.n, t.cta_m) * ceil_div(g.m, t.cta_n) * g.l; }
+
+double weight_bytes(const GemmDesc& g) { return 2.0 * double(g.n) * double(g.k) * double(g.l); }
 
 int32_t sm90_deepest_stages(const Tactic& t, int32_t split_k, const DeviceInfo& dev) {
   return stages_for(t, dev.smem_optin_bytes - sm90_extra_smem_bytes(t, split_k));

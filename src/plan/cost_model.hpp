@@ -44,6 +44,9 @@ int32_t sm90_plan_stages(const GemmDesc& g, const Tactic& t, int32_t split_k, co
 // gated tile's cta_m rows are cta_m / 2 output columns: as many tiles as ungated).
 int64_t tiles_of(const GemmDesc& g, const Tactic& t);
 
+// The bytes of W (bf16 or fp16) a call streams: every batch's.
+double weight_bytes(const GemmDesc& g);
+
 // Stream-K's grid for tactic t: one CTA per SM, fewer where the problem has
 // fewer than kStreamKMinItersPerCta K blocks per SM; 0 (and why, if asked)
 // where stream-K cannot run it.

@@ -31,9 +31,9 @@ struct Params {
   // two warpgroups (the kernel's K groups); 1: one warpgroup takes them all.
   int32_t k_groups;
   // 1: the W producer lets the next kernel launch as soon as it starts, not after
-  // its last load. The grid launches its dependents once every CTA has done so, so
-  // only the last wave's timing moves: a successor may take the SMs a multi-wave
-  // grid's partial last wave leaves idle (experiment switch, perf-notes §58).
+  // its last load. The grid launches its dependents once every CTA has done so:
+  // after a multi-wave grid's last wave has started, after a one-wave grid's start
+  // (experiment switch, perf-notes §58).
   int32_t trigger_at_entry;
   // 1: a CTA below pace_ctas is paced even where its griddepcontrol.wait waited
   // (its predecessor still ran): under trigger_at_entry a successor's CTAs wait
