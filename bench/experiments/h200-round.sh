@@ -183,6 +183,10 @@
 #           TGV_EXP_EARLY_TRIGGER=4 (and back to back =3 with TGV_EXP_PACE_WAITED=1: every
 #           one-wave grid early, its waited CTAs paced), and the split-K replay stress with 4
 #           (~480 s).
+#   PART=58: PART=55 and 56's decision in one call, for a session with little device time
+#           (~440 s): the PDL tests under TGV_EXP_EARLY_TRIGGER=4, the corpus (M 1 4 16) back
+#           to back main / 4, the chain main / 4 alternated twice, the decode step main / 4
+#           once, then the corpus between kernels main / 4 (last: cut off first).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1078,6 +1082,18 @@ elif [ "${PART:-1}" = 56 ]; then
   done | tee $o/summary.txt
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
   ss=${STRESS_S:-40}; stress et4 TGV_EXP_EARLY_TRIGGER=4 | tee -a $o/summary.txt
+elif [ "${PART:-1}" = 58 ]; then
+  # perf-notes §58/§59: is the early trigger on one-wave grids under 48 MB or gated (4) the default?
+  gtests "PDL tests, early trigger 4" $o/et4-tests.txt env TGV_EXP_EARLY_TRIGGER=4 timeout 60 \
+    $c/bin/tgv_gpu_tests --gtest_filter='*Pdl*:*Graph*:*StreamK*:*Chain*:*Split*:*Batch*' | tee $o/summary.txt
+  corpus b2b-main ${CORPUS_S:-60} "" --m 1 4 16 | tee -a $o/summary.txt
+  corpus b2b-et4 ${CORPUS_S:-60} TGV_EXP_EARLY_TRIGGER=4 --m 1 4 16 | tee -a $o/summary.txt
+  tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b-*) && rm -f $o/corpus-b2b-*
+  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et4:TGV_EXP_EARLY_TRIGGER=4"
+  [ "${E2E:-1}" = 1 ] && E2E_ROUNDS=${E2E_ROUNDS:-1} e2e_ab "main:" "et4:TGV_EXP_EARLY_TRIGGER=4" | tee -a $o/summary.txt
+  corpus iso-main ${ISO_S:-95} "" --isolated --m 1 4 16 | tee -a $o/summary.txt
+  corpus iso-et4 ${ISO_S:-95} TGV_EXP_EARLY_TRIGGER=4 --isolated --m 1 4 16 | tee -a $o/summary.txt
+  tar czf $o/corpus-iso.tgz -C $o $(cd $o && ls corpus-iso-*) && rm -f $o/corpus-iso-*
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do
