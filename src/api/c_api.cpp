@@ -74,9 +74,9 @@ void log_dispatch(const GemmDesc& g, const Plan& p) {
   if (!seen.emplace(g.m, g.n, g.k, g.l, int(p.backend), p.tactic, p.stages, p.split_k).second) return;
   if (p.backend == TGV_BACKEND_TGV) {
     const Tactic& t = tactic(p.tactic);
-    std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> tgv tactic %d (%dx%dx%d, %d stages, split_k %d, pdl %d)\n",
+    std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> tgv tactic %d (%dx%dx%d, %d stages, split_k %d, pdl %d%s)\n",
                  (long long)g.m, (long long)g.n, (long long)g.k, (long long)g.l, p.tactic, t.cta_m, t.cta_n,
-                 t.cta_k, p.stages, p.split_k, int(p.pdl));
+                 t.cta_k, p.stages, p.split_k, int(p.pdl), p.trigger_at_entry ? ", trigger at entry" : "");
   } else {
     std::fprintf(stderr, "[tgv] m=%lld n=%lld k=%lld l=%lld -> cublaslt\n", (long long)g.m, (long long)g.n,
                  (long long)g.k, (long long)g.l);

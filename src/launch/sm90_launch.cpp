@@ -90,27 +90,25 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
   if (p.w_lead >= p.stages) p.w_lead = 0, p.pace_ctas = 0;
 }
 
-// TGV_EXP_EARLY_TRIGGER=1|2|3|4, where a launch lets its PDL successor start
-// (perf-notes §58): 1, a grid of more CTAs than SMs triggers at each CTA's entry, so
-// that the successor's CTAs take the SMs its partial last wave leaves idle and fill
-// their rings there; 2, every grid; 3, every grid of at most one CTA per SM; 4, such
-// a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default 48) MB, or gated
-// (on an H100, 3 made one-wave weights under ~48 MB 5-17% faster back to back and
-// those over ~96 MB 2-7% slower, while the 70B-TP8 decode step, whose only boundary
-// between two of our kernels is a 117 MB gated gate_up -> down, gained 1.3%). Every
-// other launch triggers after its CTAs' last W load, as planned. The successor's
+// TGV_EXP_EARLY_TRIGGER=0|1|2|3|4 overrides Plan::trigger_at_entry, where a launch
+// lets its PDL successor start (perf-notes §58): 0, never at entry (every CTA
+// triggers after its last W load, as before §58); 1, a grid of more CTAs than
+// SMs triggers at each CTA's entry, so that the successor's CTAs take the SMs its
+// partial last wave leaves idle; 2, every grid; 3, every grid of at most one CTA
+// per SM; 4, such a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default
+// 48) MB, or gated (the plan's rule, with its bound movable). The successor's
 // griddepcontrol.wait still waits for this grid's completion: only the time
 // changes. Read once per process, as TGV_EXP_W_LEAD.
 void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const dim3& grid, int device) {
   static const int mode = [] {
     const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER");
-    return v == nullptr || v[0] < '1' || v[0] > '4' ? 0 : v[0] - '0';
+    return v == nullptr || v[0] < '0' || v[0] > '4' ? -1 : v[0] - '0';
   }();
   static const double max_mb = [] {
     const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER_MB");
-    return v == nullptr ? 48.0 : std::atof(v);
+    return v == nullptr ? kSm90EarlyTriggerMaxBytes / 1e6 : std::atof(v);
   }();
-  if (mode == 0) return;
+  if (mode < 0) return;
   int sms = 0;
   TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= sms;
@@ -164,6 +162,7 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
   p.stages = plan.stages;
   p.w_lead = plan.w_lead;
   p.pace_ctas = plan.pace_ctas;
+  p.trigger_at_entry = plan.trigger_at_entry ? 1 : 0;
   p.k_groups = sm90_k_groups(g, t, plan.split_k);
   const bool stream_k = plan.split_k == kSplitKStream;
   p.split_k = stream_k ? 1 : plan.split_k;

@@ -365,6 +365,12 @@ int32_t sm90_w_lead(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t
   return lead >= stages ? 0 : static_cast<int32_t>(lead);
 }
 
+bool sm90_trigger_at_entry(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas,
+                           const DeviceInfo& dev) {
+  if (grid_ctas(g, t, split_k, stream_k_ctas) > dev.num_sms) return false;
+  return g.act != Act::None || weight_bytes(g) < kSm90EarlyTriggerMaxBytes;
+}
+
 int32_t sm90_k_groups(const GemmDesc& g, const Tactic& t, int32_t split_k) {
   if (split_k == kSplitKStream) return 1;
   const int64_t ctas = grid_ctas(g, t, split_k, 0);

@@ -289,6 +289,7 @@ Plan plan(const GemmDesc& g, const tgv_options& o, const DeviceInfo& dev, const 
   if (p.split_k == kSplitKStream) p.stream_k_whole_tiles = stream_k_whole_tiles(g, t, p.stream_k_ctas, kStreamKWholeWaves);
   p.w_lead = sm90_w_lead(g, t, p.split_k, p.stream_k_ctas, p.stages, dev);
   p.pace_ctas = sm90_pace_ctas(g, t, p.split_k, p.stream_k_ctas, p.stages, p.w_lead, dev);
+  p.trigger_at_entry = sm90_trigger_at_entry(g, t, p.split_k, p.stream_k_ctas, dev);
   return p;
 }
 

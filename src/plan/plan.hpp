@@ -45,6 +45,7 @@ struct Plan {
   int64_t stream_k_whole_tiles = 0;  // stream-K: the hybrid's tiles taken whole (stream_k_whole_tiles)
   int32_t w_lead = 0;  // tgv sm_90: W stages in flight once x loads (0: the whole ring; sm90_w_lead)
   int32_t pace_ctas = 0;  // tgv sm_90, w_lead > 0: the CTAs (linear id below) that may be paced (sm90_pace_ctas)
+  bool trigger_at_entry = false;  // tgv sm_90: PDL successor launched at entry (sm90_trigger_at_entry)
   bool pdl = false;
 };
 

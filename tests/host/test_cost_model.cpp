@@ -366,4 +366,35 @@ TEST(CostModel, WeightLeadHoldsTheGridsBytesInFlight) {
     }
 }
 
+// Params::trigger_at_entry (perf-notes §58): a one-wave grid lets its PDL
+// successor launch at entry where its weights are under the bound or it is
+// gated; a grid of more CTAs than SMs never does.
+TEST(CostModel, EarlyTriggerOnlyForOneWaveSmallOrGatedGrids) {
+  const DeviceInfo dev = hopper(132);
+  const Tactic& t = tactic(0);  // 64x8x128
+  ASSERT_EQ(t.cta_m, 64);
+  // 4096x4096 (33.5 MB): 64 CTAs, one wave, under 48 MB.
+  EXPECT_TRUE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 1, 0, dev));
+  // Split-K counts every CTA: 64 x 2 is one wave, 64 x 3 is not.
+  EXPECT_TRUE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 2, 0, dev));
+  EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 3, 0, dev));
+  // 8192x8192 (134 MB): 128 CTAs, one wave, but over the bound.
+  const GemmDesc big = desc(1, 8192, 8192);
+  ASSERT_GE(weight_bytes(big), kSm90EarlyTriggerMaxBytes);
+  EXPECT_FALSE(sm90_trigger_at_entry(big, t, 1, 0, dev));
+  // The same weight gated (the 70B-TP8 gate_up's kind): at entry.
+  GemmDesc gated = big;
+  gated.act = Act::SiluMul;
+  EXPECT_TRUE(sm90_trigger_at_entry(gated, t, 1, 0, dev));
+  // Gated but 448 CTAs: more than one wave, never.
+  gated = desc(1, 28672, 4096);
+  gated.act = Act::SiluMul;
+  EXPECT_FALSE(sm90_trigger_at_entry(gated, t, 1, 0, dev));
+  // Stream-K: its grid is at most one CTA per SM.
+  EXPECT_TRUE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, kSplitKStream, 132, dev));
+  EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 8192, 8192), t, kSplitKStream, 132, dev));
+  // The bound is on bytes, so fp32 output does not move it; a smaller device's SMs do.
+  EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 1, 0, hopper(60)));
+}
+
 }  // namespace

@@ -416,6 +416,32 @@ TEST(Plan, WeightLeadFollowsTheGrid) {
   EXPECT_EQ(gp.pace_ctas, 448);
 }
 
+// Every sm_90 plan carries the early-trigger rule of its own grid (cost_model.hpp,
+// perf-notes §58); cuBLASLt plans never trigger.
+TEST(Plan, EarlyTriggerFollowsTheGrid) {
+  REQUIRE_SM90_BUILD();
+  int early = 0, late = 0;
+  for (int64_t n : {1024, 4096, 6144, 8192, 28672})
+    for (int64_t k : {1024, 4096, 8192})
+      for (int32_t split : {0, 1, 2, kSplitKStream}) {
+        const GemmDesc g = desc(1, n, k);
+        const Plan p = plan(g, options(TGV_BACKEND_TGV, -1, split), kH200);
+        ASSERT_EQ(p.backend, TGV_BACKEND_TGV);
+        EXPECT_EQ(p.trigger_at_entry, sm90_trigger_at_entry(g, tactic(p.tactic), p.split_k, p.stream_k_ctas, kH200))
+            << n << "x" << k << " split " << split;
+        early += p.trigger_at_entry;
+        late += !p.trigger_at_entry;
+      }
+  EXPECT_GT(early, 0);
+  EXPECT_GT(late, 0);
+  EXPECT_FALSE(plan(desc(1, 4096, 4096), options(TGV_BACKEND_CUBLAS), kH200).trigger_at_entry);
+  // The 70B-TP8 gate_up (2 x 3584 rows x 8192, 117 MB), gated and one wave: at entry.
+  tgv_problem gated = make_problem(1, 7168, 8192, 1);
+  gated.epilogue = TGV_EPILOGUE_SILU_MUL;
+  const Plan gp = plan(validate_problem(gated), options(TGV_BACKEND_TGV), kH200);
+  EXPECT_TRUE(gp.trigger_at_entry) << "tactic " << gp.tactic << " split " << gp.split_k;
+}
+
 // A tile with K groups gets an even ring when the library picks the depth
 // (plan.cpp, perf-notes §39): on an odd one the kernel runs one group, since
 // the groups would alternate laps of a slot. A caller's depth is kept as asked.
