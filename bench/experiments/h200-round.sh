@@ -187,6 +187,9 @@
 #           (~440 s): the PDL tests under TGV_EXP_EARLY_TRIGGER=4, the corpus (M 1 4 16) back
 #           to back main / 4, the chain main / 4 alternated twice, the decode step main / 4
 #           once, then the corpus between kernels main / 4 (last: cut off first).
+#   PART=59: the early trigger as the planner's default (Plan::trigger_at_entry, perf-notes
+#           §59) checked whole: PART=1 (GPU suite, pytest, sanitizers, the chain twice with the
+#           dispatch log), the corpus (M 1 4 16) back to back, the decode step once (~330 s).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1094,6 +1097,15 @@ elif [ "${PART:-1}" = 58 ]; then
   corpus iso-main ${ISO_S:-95} "" --isolated --m 1 4 16 | tee -a $o/summary.txt
   corpus iso-et4 ${ISO_S:-95} TGV_EXP_EARLY_TRIGGER=4 --isolated --m 1 4 16 | tee -a $o/summary.txt
   tar czf $o/corpus-iso.tgz -C $o $(cd $o && ls corpus-iso-*) && rm -f $o/corpus-iso-*
+elif [ "${PART:-1}" = 59 ]; then
+  check | tee $o/summary.txt
+  chain | tee -a $o/summary.txt
+  echo "dispatch log: $(grep -c 'trigger at entry' $o/chain-1.txt) of $(grep -c '^\[tgv\]' $o/chain-1.txt) plans trigger at entry" | tee -a $o/summary.txt
+  grep '^\[tgv\]' $o/chain-1.txt | head -20
+  cat $o/chain-1.txt $o/chain-2.txt > $o/chain.txt && rm -f $o/chain-[12].txt
+  corpus b2b ${CORPUS_S:-60} "" --m 1 4 16 | tee -a $o/summary.txt
+  tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b*) && rm -f $o/corpus-b2b*
+  [ "${E2E:-1}" = 1 ] && E2E_ROUNDS=1 e2e_ab "main:" "off:TGV_EXP_EARLY_TRIGGER=0" | tee -a $o/summary.txt
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do
