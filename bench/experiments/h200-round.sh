@@ -187,6 +187,8 @@
 #           (~440 s): the PDL tests under TGV_EXP_EARLY_TRIGGER=4, the corpus (M 1 4 16) back
 #           to back main / 4, the chain main / 4 alternated twice, the decode step main / 4
 #           once, then the corpus between kernels main / 4 (last: cut off first).
+#           Since 7a7a68e the plan is =4 itself (Plan::trigger_at_entry): in PART=53-58 "main"
+#           then means =4, and TGV_EXP_EARLY_TRIGGER=0 is the trigger after the last load.
 #   PART=59: the early trigger as the planner's default (Plan::trigger_at_entry, perf-notes
 #           §59) checked whole: PART=1 (GPU suite, pytest, sanitizers, the chain twice with the
 #           dispatch log), the corpus (M 1 4 16) back to back, the decode step once (~330 s).
