@@ -393,7 +393,7 @@ TEST(CostModel, EarlyTriggerOnlyForOneWaveSmallOrGatedGrids) {
   // Stream-K: its grid is at most one CTA per SM.
   EXPECT_TRUE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, kSplitKStream, 132, dev));
   EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 8192, 8192), t, kSplitKStream, 132, dev));
-  // The bound is on bytes, so fp32 output does not move it; a smaller device's SMs do.
+  // One wave is counted against the device's SMs: 64 CTAs on 60 SMs are two waves.
   EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 1, 0, hopper(60)));
 }
 

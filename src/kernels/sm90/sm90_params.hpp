@@ -32,8 +32,9 @@ struct Params {
   int32_t k_groups;
   // 1: the W producer lets the next kernel launch as soon as it starts, not after
   // its last load. The grid launches its dependents once every CTA has done so:
-  // after a multi-wave grid's last wave has started, after a one-wave grid's start
-  // (experiment switch, perf-notes §58).
+  // after a multi-wave grid's last wave has started, after a one-wave grid's start.
+  // Set from Plan::trigger_at_entry (sm90_trigger_at_entry: one-wave grids under
+  // 48 MB or gated, perf-notes §58-§59); TGV_EXP_EARLY_TRIGGER overrides it.
   int32_t trigger_at_entry;
   // 1: a CTA below pace_ctas is paced even where its griddepcontrol.wait waited
   // (its predecessor still ran): under trigger_at_entry a successor's CTAs wait
