@@ -192,6 +192,11 @@
 #   PART=59: the early trigger as the planner's default (Plan::trigger_at_entry, perf-notes
 #           §59) checked whole: PART=1 (GPU suite, pytest, sanitizers, the chain twice with the
 #           dispatch log), the corpus (M 1 4 16) back to back, the decode step once (~330 s).
+#   PART=60: the issues' H200 criteria in one call, as the library stands (~540 s): the whole
+#           check (GPU suite, pytest, sanitizers), the corpus back to back at every M (1-128: auto,
+#           backend=cublas, torch, the stream floor), the chain twice (the first with the dispatch
+#           log), then the decode step untuned and tuned at batches 1, 4, 16 in what time is left
+#           (TOTAL_S, default 570).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1108,6 +1113,21 @@ elif [ "${PART:-1}" = 59 ]; then
   corpus b2b ${CORPUS_S:-60} "" --m 1 4 16 | tee -a $o/summary.txt
   tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b*) && rm -f $o/corpus-b2b*
   [ "${E2E:-1}" = 1 ] && E2E_ROUNDS=1 e2e_ab "main:" "off:TGV_EXP_EARLY_TRIGGER=0" | tee -a $o/summary.txt
+elif [ "${PART:-1}" = 60 ]; then
+  t0=$SECONDS
+  CHECK_S=${CHECK_S:-260} check | tee $o/summary.txt
+  corpus b2b ${CORPUS_S:-120} "" | tee -a $o/summary.txt
+  tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b*) && rm -f $o/corpus-b2b.csv $o/corpus-b2b.log
+  chain | tee -a $o/summary.txt
+  cat $o/chain-1.txt $o/chain-2.txt > $o/chain.txt && rm -f $o/chain-[12].txt
+  left=$((${TOTAL_S:-570} - (SECONDS - t0)))
+  echo "decode step: $left s left" | tee -a $o/summary.txt
+  "${py[@]}" timeout $left python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
+    --quick --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
+  echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -24
+  # Eight files come back: gpu, clocks, summary, check, check-logs, corpus, chain, e2e.
+  tar czf $o/e2e.tgz -C $o $(cd $o && ls e2e*) && rm -f $o/e2e.txt $o/e2e.csv $o/e2e-tuning.json
+  cat $o/summary.txt
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do
