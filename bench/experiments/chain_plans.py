@@ -42,6 +42,10 @@ VARIANTS = {
         ("qkv", (64, 128, 3)), ("qkv", (64, 128, 4)), ("qkv", (64, 64, 2)),
         ("o", (64, 64, 1)), ("gate_up", (64, 128, -1)), ("gate_up", (64, 64, 1)),
         ("down", (64, 64, 1)), ("down", (64, 128, 2)),
+        # 128-row tiles: half the activation reads per weight byte, which the 16-token
+        # tile's layer (+3.5 us over M = 1, perf-notes §60) may be paying for.
+        ("qkv", (128, 64, 4)), ("o", (128, 64, 2)), ("gate_up", (128, 64, 2)), ("down", (128, 64, 1)),
+        ("down", (128, 64, 2)),
     ],
 }
 MS = (1, 4, 16)

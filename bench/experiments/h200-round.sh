@@ -197,6 +197,10 @@
 #           backend=cublas, torch, the stream floor), the chain twice (the first with the dispatch
 #           log), then the decode step untuned and tuned at batches 1, 4, 16 in what time is left
 #           (TOTAL_S, default 570).
+#   PART=61: whichever card comes: on an H200 PART=60; on another, the 70B-TP8 layer's plans one
+#           stage at a time (PART=7, MODEL=llama3.1-70b-tp8, two rounds: does any plan take the
+#           16-token layer's extra ~3.5 us back, perf-notes §60), then PART=57's trace when
+#           build-gpu/carry/tgv-trace was built (bench/experiments/trace.sh).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1128,6 +1132,13 @@ elif [ "${PART:-1}" = 60 ]; then
   # Eight files come back: gpu, clocks, summary, check, check-logs, corpus, chain, e2e.
   tar czf $o/e2e.tgz -C $o $(cd $o && ls e2e*) && rm -f $o/e2e.txt $o/e2e.csv $o/e2e-tuning.json
   cat $o/summary.txt
+elif [ "${PART:-1}" = 61 ]; then
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
+    *H200*) PART=60 bash $0 ;;
+    *)
+      PLANS_S=${PLANS_S:-330} ROUNDS=${ROUNDS:-2} MODEL=llama3.1-70b-tp8 PART=7 bash $0
+      [ -x $c/tgv-trace ] && PART=57 bash $0 | grep -E "^###|^median" | head -60 ;;
+  esac
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do
