@@ -201,6 +201,11 @@
 #           stage at a time (PART=7, MODEL=llama3.1-70b-tp8, two rounds: does any plan take the
 #           16-token layer's extra ~3.5 us back, perf-notes §60), then PART=57's trace when
 #           build-gpu/carry/tgv-trace was built (bench/experiments/trace.sh).
+#   PART=62: PART=58's decision call for any switch setting VAR (default every one-wave grid
+#           early with its waited CTAs paced: "TGV_EXP_EARLY_TRIGGER=3 TGV_EXP_PACE_WAITED=1",
+#           perf-notes §60's trace) against main, named VN (default et3p): its PDL tests, the corpus
+#           (M 1 4 16) back to back, the chain alternated twice, the decode step once each way, the
+#           corpus between kernels last (~300 s on an H100).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1139,6 +1144,18 @@ elif [ "${PART:-1}" = 61 ]; then
       PLANS_S=${PLANS_S:-330} ROUNDS=${ROUNDS:-2} MODEL=llama3.1-70b-tp8 PART=7 bash $0
       [ -x $c/tgv-trace ] && PART=57 bash $0 | grep -E "^###|^median" | head -60 ;;
   esac
+elif [ "${PART:-1}" = 62 ]; then
+  v=${VAR:-TGV_EXP_EARLY_TRIGGER=3 TGV_EXP_PACE_WAITED=1}; vn=${VN:-et3p}
+  gtests "PDL tests, $vn" $o/$vn-tests.txt env $v timeout 60 \
+    $c/bin/tgv_gpu_tests --gtest_filter='*Pdl*:*Graph*:*StreamK*:*Chain*:*Split*:*Batch*' | tee $o/summary.txt
+  corpus b2b-main ${CORPUS_S:-60} "" --m 1 4 16 | tee -a $o/summary.txt
+  corpus b2b-$vn ${CORPUS_S:-60} "$v" --m 1 4 16 | tee -a $o/summary.txt
+  tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b-*) && rm -f $o/corpus-b2b-*
+  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "$vn:$v"
+  [ "${E2E:-1}" = 1 ] && E2E_ROUNDS=${E2E_ROUNDS:-1} e2e_ab "main:" "$vn:$v" | tee -a $o/summary.txt
+  corpus iso-main ${ISO_S:-95} "" --isolated --m 1 4 16 | tee -a $o/summary.txt
+  corpus iso-$vn ${ISO_S:-95} "$v" --isolated --m 1 4 16 | tee -a $o/summary.txt
+  tar czf $o/corpus-iso.tgz -C $o $(cd $o && ls corpus-iso-*) && rm -f $o/corpus-iso-*
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do
