@@ -12,6 +12,7 @@
 #include "launch/stream_k_workspace.hpp"
 #include "launch/tensor_map.hpp"
 #include "plan/cost_model.hpp"
+#include "plan/device_info.hpp"
 #include "tactics/tactics.hpp"
 
 namespace tgv::detail {
@@ -90,25 +91,32 @@ void k_groups_override(kernels::sm90::Params& p, int32_t plan_split_k) {
   if (p.w_lead >= p.stages) p.w_lead = 0, p.pace_ctas = 0;
 }
 
-// TGV_EXP_EARLY_TRIGGER=0|1|2|3|4 overrides Plan::trigger_at_entry, where a launch
+// TGV_EXP_EARLY_TRIGGER=0|1|2|3|4|5 overrides Plan::trigger_at_entry, where a launch
 // lets its PDL successor start (perf-notes §58): 0, never at entry (every CTA
 // triggers after its last W load, as before §58); 1, a grid of more CTAs than
 // SMs triggers at each CTA's entry, so that the successor's CTAs take the SMs its
 // partial last wave leaves idle; 2, every grid; 3, every grid of at most one CTA
 // per SM; 4, such a grid whose weights are under TGV_EXP_EARLY_TRIGGER_MB (default
-// 48) MB, or gated (the plan's rule, with its bound movable). The successor's
+// 48) MB, or gated (the plan's rule, with its bound movable); 5, the plan's rule
+// and sm90_paced_early's grids, which also pace their waited CTAs. The successor's
 // griddepcontrol.wait still waits for this grid's completion: only the time
 // changes. Read once per process, as TGV_EXP_W_LEAD.
-void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const dim3& grid, int device) {
+void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const Tactic& t, const Plan& plan,
+                            const dim3& grid, int device) {
   static const int mode = [] {
     const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER");
-    return v == nullptr || v[0] < '0' || v[0] > '4' ? -1 : v[0] - '0';
+    return v == nullptr || v[0] < '0' || v[0] > '5' ? -1 : v[0] - '0';
   }();
   static const double max_mb = [] {
     const char* v = std::getenv("TGV_EXP_EARLY_TRIGGER_MB");
     return v == nullptr ? kSm90EarlyTriggerMaxBytes / 1e6 : std::atof(v);
   }();
   if (mode < 0) return;
+  if (mode == 5) {
+    if (sm90_paced_early(g, t, plan.split_k, plan.stream_k_ctas, device_info(device)))
+      p.trigger_at_entry = 1, p.pace_waited = 1;
+    return;
+  }
   int sms = 0;
   TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= sms;
@@ -211,7 +219,7 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
     l.grid = dim3(static_cast<unsigned>(tiles_n * plan.split_k), static_cast<unsigned>(tiles_m),
                   static_cast<unsigned>(g.l));
   }
-  early_trigger_override(p, g, l.grid, l.device);
+  early_trigger_override(p, g, t, plan, l.grid, l.device);
   pace_waited_override(p);
   return l;
 #endif

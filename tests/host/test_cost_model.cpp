@@ -397,4 +397,28 @@ TEST(CostModel, EarlyTriggerOnlyForOneWaveSmallOrGatedGrids) {
   EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 1, 0, hopper(60)));
 }
 
+// TGV_EXP_EARLY_TRIGGER=5's grids (perf-notes §60): ungated, one wave, over the
+// bound, and filling most of the SMs (stream-K fills them all).
+TEST(CostModel, PacedEarlyOnlyForLargeOneWaveGridsThatFillTheSms) {
+  const DeviceInfo dev = hopper(132);
+  const Tactic& t = tactic(0);  // 64x8x128
+  // 8192x8192 (134 MB): 128 CTAs of 132.
+  EXPECT_TRUE(sm90_paced_early(desc(1, 8192, 8192), t, 1, 0, dev));
+  EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 8192, 8192), t, 1, 0, dev));
+  // 5120x25600 (262 MB): 80 CTAs, under the fill (such grids still lost early and paced).
+  EXPECT_FALSE(sm90_paced_early(desc(1, 5120, 25600), t, 1, 0, dev));
+  // 6144x4096 (50 MB): 96 CTAs, just over the fill; 4096x4096 is under the bound.
+  EXPECT_TRUE(sm90_paced_early(desc(1, 6144, 4096), t, 1, 0, dev));
+  EXPECT_FALSE(sm90_paced_early(desc(1, 4096, 4096), t, 1, 0, dev));
+  // Two waves by split-K, never; stream-K over the SMs, always.
+  EXPECT_FALSE(sm90_paced_early(desc(1, 8192, 8192), t, 2, 0, dev));
+  EXPECT_TRUE(sm90_paced_early(desc(1, 5120, 25600), t, kSplitKStream, 132, dev));
+  // Gated grids trigger at entry by the plan's rule already, unpaced when waited.
+  GemmDesc gated = desc(1, 8192, 8192);
+  gated.act = Act::SiluMul;
+  EXPECT_FALSE(sm90_paced_early(gated, t, 1, 0, dev));
+  // The fill is of the device's SMs: 128 CTAs on 200 SMs are under it.
+  EXPECT_FALSE(sm90_paced_early(desc(1, 8192, 8192), t, 1, 0, hopper(200)));
+}
+
 }  // namespace
