@@ -374,7 +374,7 @@ bool sm90_trigger_at_entry(const GemmDesc& g, const Tactic& t, int32_t split_k, 
 bool sm90_paced_early(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas,
                       const DeviceInfo& dev) {
   const int64_t ctas = grid_ctas(g, t, split_k, stream_k_ctas);
-  if (ctas > dev.num_sms || g.act != Act::None || weight_bytes(g) < kSm90EarlyTriggerMaxBytes) return false;
+  if (ctas > dev.num_sms || g.act != Act::None) return false;
   return split_k == kSplitKStream || double(ctas) >= kSm90PacedEarlyMinFill * dev.num_sms;
 }
 

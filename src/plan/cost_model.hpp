@@ -103,12 +103,13 @@ bool sm90_trigger_at_entry(const GemmDesc& g, const Tactic& t, int32_t split_k, 
                            const DeviceInfo& dev);
 
 // A candidate widening of that rule, behind TGV_EXP_EARLY_TRIGGER=5 until a GPU
-// decides it (perf-notes §60): an ungated one-wave grid over the bound whose CTAs fill
-// at least kSm90PacedEarlyMinFill of the SMs (or stream-K, which fills them all)
-// triggers at entry too, and paces its own CTAs whatever their wait
-// (Params::pace_waited). Early and unpaced such a grid's successor streams its
-// ring against it on the few SMs it leaves; early and paced it ran 2.6-5% faster
-// back to back on an H100, where 80-CTA grids still lost ~5% (hence the fill).
+// decides it (perf-notes §60): an ungated one-wave grid whose CTAs fill at least
+// kSm90PacedEarlyMinFill of the SMs (stream-K fills them all) triggers at entry
+// whatever its weights, and paces its own CTAs whatever their wait
+// (Params::pace_waited). Early and unpaced, a large such grid's successor streams
+// its ring against it on the few SMs it leaves; early and paced, these grids ran
+// 1.7-5% faster back to back on an H100, while grids of fewer CTAs gained nothing
+// or lost (80-CTA grids over 48 MB ~5%): hence the fill, and no bound on the bytes.
 inline constexpr double kSm90PacedEarlyMinFill = 0.7;
 bool sm90_paced_early(const GemmDesc& g, const Tactic& t, int32_t split_k, int32_t stream_k_ctas,
                       const DeviceInfo& dev);

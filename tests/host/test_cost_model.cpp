@@ -397,8 +397,8 @@ TEST(CostModel, EarlyTriggerOnlyForOneWaveSmallOrGatedGrids) {
   EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 4096, 4096), t, 1, 0, hopper(60)));
 }
 
-// TGV_EXP_EARLY_TRIGGER=5's grids (perf-notes §60): ungated, one wave, over the
-// bound, and filling most of the SMs (stream-K fills them all).
+// TGV_EXP_EARLY_TRIGGER=5's grids (perf-notes §60): ungated, one wave, and
+// filling most of the SMs (stream-K fills them all), whatever the weight bytes.
 TEST(CostModel, PacedEarlyOnlyForLargeOneWaveGridsThatFillTheSms) {
   const DeviceInfo dev = hopper(132);
   const Tactic& t = tactic(0);  // 64x8x128
@@ -407,8 +407,9 @@ TEST(CostModel, PacedEarlyOnlyForLargeOneWaveGridsThatFillTheSms) {
   EXPECT_FALSE(sm90_trigger_at_entry(desc(1, 8192, 8192), t, 1, 0, dev));
   // 5120x25600 (262 MB): 80 CTAs, under the fill (such grids still lost early and paced).
   EXPECT_FALSE(sm90_paced_early(desc(1, 5120, 25600), t, 1, 0, dev));
-  // 6144x4096 (50 MB): 96 CTAs, just over the fill; 4096x4096 is under the bound.
+  // 96 CTAs are just over the fill, 64 under, at any size (50, 12.6, 33.5 MB).
   EXPECT_TRUE(sm90_paced_early(desc(1, 6144, 4096), t, 1, 0, dev));
+  EXPECT_TRUE(sm90_paced_early(desc(1, 6144, 1024), t, 1, 0, dev));
   EXPECT_FALSE(sm90_paced_early(desc(1, 4096, 4096), t, 1, 0, dev));
   // Two waves by split-K, never; stream-K over the SMs, always.
   EXPECT_FALSE(sm90_paced_early(desc(1, 8192, 8192), t, 2, 0, dev));
