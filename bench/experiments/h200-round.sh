@@ -205,7 +205,8 @@
 #           early with its waited CTAs paced: "TGV_EXP_EARLY_TRIGGER=3 TGV_EXP_PACE_WAITED=1",
 #           perf-notes §60's trace) against main, named VN (default et3p): its PDL tests, the corpus
 #           (M 1 4 16) back to back, the chain alternated twice, the decode step once each way, the
-#           corpus between kernels last (~300 s on an H100).
+#           corpus between kernels last (~300 s on an H100). Next: VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5
+#           (sm90_paced_early's grids early and paced, perf-notes §60's end).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
