@@ -207,6 +207,9 @@
 #           (M 1 4 16) back to back, the chain alternated twice, the decode step once each way, the
 #           corpus between kernels last (~300 s on an H100). Next: VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5
 #           (sm90_paced_early's grids early and paced, perf-notes §60's end).
+#   PART=63: the twenty-second session's first call, whichever card comes: on an H200 PART=60 (the
+#           issues' criteria, never run there on today's kernels); on another card PART=62 with
+#           VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5 (perf-notes §60's staged rule).
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1157,6 +1160,11 @@ elif [ "${PART:-1}" = 62 ]; then
   corpus iso-main ${ISO_S:-95} "" --isolated --m 1 4 16 | tee -a $o/summary.txt
   corpus iso-$vn ${ISO_S:-95} "$v" --isolated --m 1 4 16 | tee -a $o/summary.txt
   tar czf $o/corpus-iso.tgz -C $o $(cd $o && ls corpus-iso-*) && rm -f $o/corpus-iso-*
+elif [ "${PART:-1}" = 63 ]; then
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
+    *H200*) PART=60 bash $0 ;;
+    *) VAR="TGV_EXP_EARLY_TRIGGER=5" VN=et5 PART=62 bash $0 ;;
+  esac
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do
