@@ -420,6 +420,13 @@ TEST(CostModel, PacedEarlyOnlyForLargeOneWaveGridsThatFillTheSms) {
   EXPECT_FALSE(sm90_paced_early(gated, t, 1, 0, dev));
   // The fill is of the device's SMs: 128 CTAs on 200 SMs are under it.
   EXPECT_FALSE(sm90_paced_early(desc(1, 8192, 8192), t, 1, 0, hopper(200)));
+  // Early and unpaced is what lost (perf-notes §58): such a grid must have a lead to pace by.
+  for (const GemmDesc& g : {desc(1, 8192, 8192), desc(1, 6144, 1024), desc(16, 8192, 3584)}) {
+    const Tactic& tt = tactic(g.m <= 8 ? 0 : 1);
+    const int32_t stages = sm90_plan_stages(g, tt, 1, dev);
+    ASSERT_TRUE(sm90_paced_early(g, tt, 1, 0, dev)) << g.n << "x" << g.k;
+    EXPECT_GT(sm90_w_lead(g, tt, 1, 0, stages, dev), 0) << g.n << "x" << g.k;
+  }
 }
 
 }  // namespace
