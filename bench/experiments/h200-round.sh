@@ -1107,16 +1107,7 @@ elif [ "${PART:-1}" = 56 ]; then
   ss=${STRESS_S:-40}; stress et4 TGV_EXP_EARLY_TRIGGER=4 | tee -a $o/summary.txt
 elif [ "${PART:-1}" = 58 ]; then
   # perf-notes §58/§59: is the early trigger on one-wave grids under 48 MB or gated (4) the default?
-  gtests "PDL tests, early trigger 4" $o/et4-tests.txt env TGV_EXP_EARLY_TRIGGER=4 timeout 60 \
-    $c/bin/tgv_gpu_tests --gtest_filter='*Pdl*:*Graph*:*StreamK*:*Chain*:*Split*:*Batch*' | tee $o/summary.txt
-  corpus b2b-main ${CORPUS_S:-60} "" --m 1 4 16 | tee -a $o/summary.txt
-  corpus b2b-et4 ${CORPUS_S:-60} TGV_EXP_EARLY_TRIGGER=4 --m 1 4 16 | tee -a $o/summary.txt
-  tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b-*) && rm -f $o/corpus-b2b-*
-  chain_modes $o/chain.txt ${ROUNDS:-2} "main:" "et4:TGV_EXP_EARLY_TRIGGER=4"
-  [ "${E2E:-1}" = 1 ] && E2E_ROUNDS=${E2E_ROUNDS:-1} e2e_ab "main:" "et4:TGV_EXP_EARLY_TRIGGER=4" | tee -a $o/summary.txt
-  corpus iso-main ${ISO_S:-95} "" --isolated --m 1 4 16 | tee -a $o/summary.txt
-  corpus iso-et4 ${ISO_S:-95} TGV_EXP_EARLY_TRIGGER=4 --isolated --m 1 4 16 | tee -a $o/summary.txt
-  tar czf $o/corpus-iso.tgz -C $o $(cd $o && ls corpus-iso-*) && rm -f $o/corpus-iso-*
+  VAR=TGV_EXP_EARLY_TRIGGER=4 VN=et4 PART=62 bash $0
 elif [ "${PART:-1}" = 59 ]; then
   check | tee $o/summary.txt
   chain | tee -a $o/summary.txt

@@ -6,8 +6,8 @@ switch / main time of `auto` per class of tgv plan (one wave or more, split, wei
 over 48 MB, CTAs in steps of 16) and the corpus summary (geomean over torch, points
 under 0.98x, median time / stream floor at >= 8 MB) of main, the switch, and main
 with the switch's time only on the grids sm90_paced_early picks (the rule of
-TGV_EXP_EARLY_TRIGGER=5, mirrored here: ungated, one wave, and stream-K or at
-least 0.7 of the SMs):
+TGV_EXP_EARLY_TRIGGER=5, mirrored here: one wave, and stream-K or at least 0.7 of
+the SMs; the corpus's calls are all ungated):
 
     python3 bench/experiments/trigger_classes.py MAIN.csv SWITCH.csv [--sms 132]
 """
@@ -54,7 +54,7 @@ def main():
         kind = "sk" if split == -1 else "split1" if split == 1 else "split>1"
         cls = ("one" if ctas <= a.sms else "multi", kind, ">=48MB" if mb >= 48 else "<48MB", ctas // 16 * 16)
         classes[cls].append(float(var[k]["auto_us"]) / float(base[k]["auto_us"]))
-        if ctas <= a.sms and "gated" not in k[0] and (split == -1 or ctas >= 0.7 * a.sms):
+        if ctas <= a.sms and (split == -1 or ctas >= 0.7 * a.sms):
             picked.add(k)
     print("class (grid, split, weight, CTAs from), points, switch / main time: geomean, min, max")
     for cls in sorted(classes):

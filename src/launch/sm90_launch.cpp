@@ -112,14 +112,12 @@ void early_trigger_override(kernels::sm90::Params& p, const GemmDesc& g, const T
     return v == nullptr ? kSm90EarlyTriggerMaxBytes / 1e6 : std::atof(v);
   }();
   if (mode < 0) return;
+  const DeviceInfo& dev = device_info(device);
   if (mode == 5) {
-    if (sm90_paced_early(g, t, plan.split_k, plan.stream_k_ctas, device_info(device)))
-      p.trigger_at_entry = 1, p.pace_waited = 1;
+    if (sm90_paced_early(g, t, plan.split_k, plan.stream_k_ctas, dev)) p.trigger_at_entry = 1, p.pace_waited = 1;
     return;
   }
-  int sms = 0;
-  TGV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= sms;
+  const bool one_wave = int64_t(grid.x) * grid.y * grid.z <= dev.num_sms;
   const bool bounded = weight_bytes(g) / 1e6 < max_mb || g.act != Act::None;
   p.trigger_at_entry =
       mode == 2 || (mode == 1 && !one_wave) || (mode == 3 && one_wave) || (mode == 4 && one_wave && bounded);
