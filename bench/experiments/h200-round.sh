@@ -210,6 +210,9 @@
 #   PART=63: the twenty-second session's first call, whichever card comes: on an H200 PART=60 (the
 #           issues' criteria, never run there on today's kernels); on another card PART=62 with
 #           VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5 (perf-notes §60's staged rule).
+#   PART=64: PART=63 for ~4 minutes of device time: on an H200 the corpus at every M, the chain
+#           and the decode step untuned (no check); else the =5 decision with one chain round,
+#           no decode step and 50 s corpora.
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1155,6 +1158,23 @@ elif [ "${PART:-1}" = 63 ]; then
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) PART=60 bash $0 ;;
     *) VAR="TGV_EXP_EARLY_TRIGGER=5" VN=et5 PART=62 bash $0 ;;
+  esac
+elif [ "${PART:-1}" = 64 ]; then
+  # PART=63 for a call with ~4 minutes of device time left: on an H200 the issues'
+  # speed criteria without the check (corpus back to back at every M, chain, the
+  # decode step in what is left of TOTAL_S); on another card the =5 decision lean.
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
+    *H200*)
+      t0=$SECONDS
+      corpus b2b ${CORPUS_S:-100} "" | tee $o/summary.txt
+      tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b*) && rm -f $o/corpus-b2b.csv $o/corpus-b2b.log
+      chain | tee -a $o/summary.txt
+      cat $o/chain-1.txt $o/chain-2.txt > $o/chain.txt && rm -f $o/chain-[12].txt
+      left=$((${TOTAL_S:-230} - (SECONDS - t0)))
+      [ $left -gt 30 ] && "${py[@]}" timeout $left python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 \
+        --csv $o/e2e.csv > $o/e2e.txt 2>&1
+      grep -E "^\| (8b|70b)|check" $o/e2e.txt 2>/dev/null | head -12 ;;
+    *) E2E=0 ROUNDS=1 CORPUS_S=${CORPUS_S:-50} VAR="TGV_EXP_EARLY_TRIGGER=5" VN=et5 PART=62 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
