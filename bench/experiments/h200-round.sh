@@ -1122,14 +1122,16 @@ elif [ "${PART:-1}" = 59 ]; then
   [ "${E2E:-1}" = 1 ] && E2E_ROUNDS=1 e2e_ab "main:" "off:TGV_EXP_EARLY_TRIGGER=0" | tee -a $o/summary.txt
 elif [ "${PART:-1}" = 60 ]; then
   t0=$SECONDS
-  CHECK_S=${CHECK_S:-260} check | tee $o/summary.txt
+  [ "${CHECK:-1}" = 1 ] && CHECK_S=${CHECK_S:-260} check | tee $o/summary.txt
   corpus b2b ${CORPUS_S:-120} "" | tee -a $o/summary.txt
   tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b*) && rm -f $o/corpus-b2b.csv $o/corpus-b2b.log
   chain | tee -a $o/summary.txt
   cat $o/chain-1.txt $o/chain-2.txt > $o/chain.txt && rm -f $o/chain-[12].txt
   left=$((${TOTAL_S:-570} - (SECONDS - t0)))
   echo "decode step: $left s left" | tee -a $o/summary.txt
-  "${py[@]}" timeout $left python3 bench/python/e2e_decode.py --tuning-file $o/e2e-tuning.json \
+  # E2E_TUNE=0: the untuned column only (the tuned one autotunes first).
+  tune=(--tuning-file $o/e2e-tuning.json); [ "${E2E_TUNE:-1}" = 1 ] || tune=(--no-tune)
+  "${py[@]}" timeout $left python3 bench/python/e2e_decode.py "${tune[@]}" \
     --quick --batches 1 4 16 --csv $o/e2e.csv > $o/e2e.txt 2>&1
   echo "e2e rc=$?"; grep -E "^\| (8b|70b)|check|autotune" $o/e2e.txt | head -24
   # Eight files come back: gpu, clocks, summary, check, check-logs, corpus, chain, e2e.
@@ -1164,16 +1166,7 @@ elif [ "${PART:-1}" = 64 ]; then
   # speed criteria without the check (corpus back to back at every M, chain, the
   # decode step in what is left of TOTAL_S); on another card the =5 decision lean.
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
-    *H200*)
-      t0=$SECONDS
-      corpus b2b ${CORPUS_S:-100} "" | tee $o/summary.txt
-      tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b*) && rm -f $o/corpus-b2b.csv $o/corpus-b2b.log
-      chain | tee -a $o/summary.txt
-      cat $o/chain-1.txt $o/chain-2.txt > $o/chain.txt && rm -f $o/chain-[12].txt
-      left=$((${TOTAL_S:-230} - (SECONDS - t0)))
-      [ $left -gt 30 ] && "${py[@]}" timeout $left python3 bench/python/e2e_decode.py --quick --no-tune --batches 1 4 16 \
-        --csv $o/e2e.csv > $o/e2e.txt 2>&1
-      grep -E "^\| (8b|70b)|check" $o/e2e.txt 2>/dev/null | head -12 ;;
+    *H200*) CHECK=0 E2E_TUNE=0 TOTAL_S=${TOTAL_S:-230} CORPUS_S=${CORPUS_S:-100} PART=60 bash $0 ;;
     *) E2E=0 ROUNDS=1 CORPUS_S=${CORPUS_S:-50} VAR="TGV_EXP_EARLY_TRIGGER=5" VN=et5 PART=62 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 57 ]; then
