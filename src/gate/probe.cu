@@ -1,7 +1,9 @@
 // The self-check probe: every tactic of the device's tgv family once, each on
 // one of three small shapes with M, N and K tails, cycling through the layouts
 // the family reads, bias on and off, split-K 1 and 2 where the family has it;
-// compared element-wise with cuBLASLt on the same inputs.
+// compared element-wise with cuBLASLt on the same inputs. On Blackwell, whose
+// kernel has never run elsewhere, every tactic once more with an epilogue
+// (gated, residual, fp32 out), against cuBLASLt and the library's epilogue kernel.
 //
 // It runs inside the caller's first tgv call, so it has to be cheap and
 // harmless: one allocation, one private non-blocking stream, every launch
@@ -26,6 +28,7 @@
 #include "common/error.hpp"
 #include "common/strfmt.hpp"
 #include "cublas/cublaslt_backend.hpp"
+#include "cublas/epilogue_fallback.hpp"
 #include "gate/probe.hpp"
 #include "launch/sm100_launch.hpp"
 #include "launch/sm90_launch.hpp"
@@ -44,7 +47,7 @@ constexpr float kRelTol = 0.02f;
 // A kernel that never finishes is a failed check, not a hung caller.
 constexpr double kTimeoutSeconds = 10.0;
 constexpr int kMaxCases = 32;
-constexpr int kMaxFills = 16;
+constexpr int kMaxFills = 24;
 constexpr int kThreads = 256;
 
 struct Shape {
@@ -71,11 +74,12 @@ struct Fills {
 };
 
 struct Check {
-  const __nv_bfloat16* out;
+  const void* out;
   int64_t stride_l, stride_m, stride_n;
-  const __nv_bfloat16* ref;  // row-major packed, without bias
+  const void* ref;  // row-major packed, out's type; without bias where bias is set
   const __nv_bfloat16* bias;
-  int64_t m, n, l;
+  int64_t m, n, l;  // n: out's columns
+  int fp32;         // out and ref are fp32, else bf16
 };
 struct Checks {
   Check c[kMaxCases];
@@ -107,8 +111,12 @@ __global__ void check_kernel(Checks checks, unsigned long long* bad, unsigned lo
   const int64_t total = c.l * c.m * c.n;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t n = i % c.n, m = i / c.n % c.m, b = i / (c.n * c.m);
-    const float want = __bfloat162float(c.ref[i]) + (c.bias ? __bfloat162float(c.bias[n]) : 0.0f);
-    const float got = __bfloat162float(c.out[b * c.stride_l + m * c.stride_m + n * c.stride_n]);
+    const int64_t at = b * c.stride_l + m * c.stride_m + n * c.stride_n;
+    const float ref = c.fp32 ? static_cast<const float*>(c.ref)[i]
+                             : __bfloat162float(static_cast<const __nv_bfloat16*>(c.ref)[i]);
+    const float want = ref + (c.bias ? __bfloat162float(c.bias[n]) : 0.0f);
+    const float got = c.fp32 ? static_cast<const float*>(c.out)[at]
+                             : __bfloat162float(static_cast<const __nv_bfloat16*>(c.out)[at]);
     if (!(fabsf(got - want) <= kAbsTol + kRelTol * fabsf(want))) {
       atomicAdd(&bad[blockIdx.y], 1ull);
       atomicMin(&first[blockIdx.y], (unsigned long long)i);
@@ -116,30 +124,45 @@ __global__ void check_kernel(Checks checks, unsigned long long* bad, unsigned lo
   }
 }
 
+// Epilogue cases (Blackwell): what each computes beside the plain GEMM.
+enum Epi { kPlainCase = 0, kSiluMul, kResidual, kFp32Out, kGeluFp32, kNumEpi };
+const char* const kEpiNames[kNumEpi] = {"", ", epilogue=silu_mul", ", a residual", ", fp32 out",
+                                        ", epilogue=gelu_tanh_mul, fp32 out"};
+bool gated(int epi) { return epi == kSiluMul || epi == kGeluFp32; }
+bool fp32_out(int epi) { return epi == kFp32Out || epi == kGeluFp32; }
+// W rows a gated case reads: the shape's first rows, as many as make each half
+// whole 8-row groups (the gated map's rule), still short of whole tiles.
+int64_t gated_rows(int64_t n) { return n / 16 * 16; }
+
 // One probe case: a tactic on a shape, in a layout.
 struct Case {
   int32_t tactic;
   int shape;
   bool x_k_major, w_k_major, out_row_major, bias;
   int32_t split_k;
+  int epi = kPlainCase;
   bool launched = false;  // false: the planner refuses it on this device, so the family never runs it
-  __nv_bfloat16* out = nullptr;
+  __nv_bfloat16* out = nullptr;  // fp32 words where the case writes fp32
+  __nv_bfloat16* ref = nullptr;  // an epilogue case's own reference, out's type, row-major packed
   int64_t out_ld = 0;
 
+  int64_t rows() const { return gated(epi) ? gated_rows(kShapes[shape].n) : kShapes[shape].n; }  // of W
+  int64_t cols() const { return gated(epi) ? rows() / 2 : rows(); }                             // of out
   std::string describe() const {
     const Tactic& t = detail::tactic(tactic);
     const Shape& s = kShapes[shape];
-    return strfmt("tactic %d (%dx%dx%d%s, split-K %d) on m=%lld n=%lld k=%lld l=%lld with x %s, w %s, out %s%s", tactic,
-                  t.cta_m, t.cta_n, t.cta_k, t.cluster > 1 ? ", CTA pair" : "", split_k, (long long)s.m,
-                  (long long)s.n, (long long)s.k, (long long)s.l, x_k_major ? "K-major" : "M-major",
+    return strfmt("tactic %d (%dx%dx%d%s, split-K %d) on m=%lld n=%lld k=%lld l=%lld with x %s, w %s, out %s%s%s",
+                  tactic, t.cta_m, t.cta_n, t.cta_k, t.cluster > 1 ? ", CTA pair" : "", split_k, (long long)s.m,
+                  (long long)rows(), (long long)s.k, (long long)s.l, x_k_major ? "K-major" : "M-major",
                   w_k_major ? "K-major" : "N-major", out_row_major ? "row-major" : "column-major",
-                  bias ? ", bias" : "");
+                  bias ? ", bias" : "", kEpiNames[epi]);
   }
 };
 
 // The operands of one shape: x and W in both layouts, hence the same logical values.
 struct Operands {
   __nv_bfloat16 *xk = nullptr, *xm = nullptr, *wk = nullptr, *wn = nullptr, *bias = nullptr, *ref = nullptr;
+  __nv_bfloat16* residual = nullptr;  // L x M x N, row-major packed (epilogue cases only)
   int64_t ldm = 0, ldn = 0;
 };
 
@@ -162,6 +185,20 @@ std::vector<Case> make_cases(const DeviceInfo& dev) {
     c.split_k = family == 90 && (i / 4) % 2 == 1 ? 2 : 1;
     cases.push_back(c);
     ++i;
+  }
+  // Blackwell: each tactic again with an epilogue, K-major (the sm_90 kernel's
+  // epilogues are covered by its GPU suite, which has run on Hopper).
+  if (family == 100) {
+    const size_t plain = cases.size();
+    for (size_t j = 0; j < plain; ++j) {
+      Case c = cases[j];
+      c.epi = 1 + int(j % (kNumEpi - 1));
+      c.shape = int(j + 1) % kNumShapes;
+      c.out_row_major = c.epi == kResidual || j % 2 == 1;  // a residual case's residual is row-major
+      c.bias = c.epi != kGeluFp32;
+      c.split_k = 1;
+      cases.push_back(c);
+    }
   }
   return cases;
 }
@@ -186,6 +223,8 @@ class Probe {
       allocate();
       fill();
       for (int s = 0; s < kNumShapes; ++s) reference(s);
+      for (Case& c : cases_)
+        if (c.epi != kPlainCase) epilogue_reference(c);
     } catch (const Error& e) {
       return {false, false, e.what()};
     }
@@ -233,11 +272,14 @@ class Probe {
       parts.push_back({&o.wn, sh.l * sh.k * o.ldn});
       parts.push_back({&o.bias, sh.n});
       parts.push_back({&o.ref, sh.l * sh.m * sh.n});
+      if (any_epilogue()) parts.push_back({&o.residual, sh.l * sh.m * sh.n});
     }
     for (Case& c : cases_) {
       const Shape& sh = kShapes[c.shape];
-      c.out_ld = c.out_row_major ? sh.n : round_up(sh.m, 8);
-      parts.push_back({&c.out, sh.l * (c.out_row_major ? sh.m : sh.n) * c.out_ld});
+      const int64_t words = fp32_out(c.epi) ? 2 : 1;  // 16-bit units per element
+      c.out_ld = c.out_row_major ? c.cols() : round_up(sh.m, 8);
+      parts.push_back({&c.out, sh.l * (c.out_row_major ? sh.m : c.cols()) * c.out_ld * words});
+      if (c.epi != kPlainCase) parts.push_back({&c.ref, sh.l * sh.m * c.cols() * words});
     }
     size_t bytes = 0;
     std::vector<size_t> offsets;
@@ -269,8 +311,10 @@ class Probe {
       fills.f[count++] = {o.wk, sh.l, sh.n, sh.k, sh.n * sh.k, sh.k, 1, id + 1, w_scale};
       fills.f[count++] = {o.wn, sh.l, sh.n, sh.k, sh.k * o.ldn, 1, o.ldn, id + 1, w_scale};
       fills.f[count++] = {o.bias, 1, 1, sh.n, sh.n, sh.n, 1, id + 2, 0.5f};
+      if (o.residual != nullptr)
+        fills.f[count++] = {o.residual, sh.l, sh.m, sh.n, sh.m * sh.n, sh.n, 1, 0x40u + uint32_t(s), 1.0f};
     }
-    static_assert(kNumShapes * 5 <= kMaxFills, "one fill per operand copy");
+    static_assert(kNumShapes * 6 <= kMaxFills, "one fill per operand copy");
     fill_kernel<<<dim3(64, unsigned(count)), kThreads, 0, stream_>>>(fills);
     TGV_CUDA_CHECK(cudaGetLastError());
   }
@@ -308,13 +352,43 @@ class Probe {
     cublaslt_gemm(g, stream_);
   }
 
+  bool any_epilogue() const {
+    return std::any_of(cases_.begin(), cases_.end(), [](const Case& c) { return c.epi != kPlainCase; });
+  }
+
+  // An epilogue case's problem (K-major x and W) writing `out` with leading
+  // dimension `ld`: gated cases read the shape's first rows() rows of W.
+  tgv_problem epilogue_problem(const Case& c, void* out, bool row_major, int64_t ld) const {
+    const Shape& sh = kShapes[c.shape];
+    const Operands& o = operands_[c.shape];
+    tgv_problem p = problem(c.shape, true, true, c.bias ? o.bias : nullptr, out, row_major, ld);
+    p.n = c.rows();
+    p.w_stride_l = sh.n * sh.k;  // the batches of the whole W
+    if (row_major)
+      p.out_stride_m = ld, p.out_stride_n = 1, p.out_stride_l = sh.m * ld;
+    else
+      p.out_stride_m = 1, p.out_stride_n = ld, p.out_stride_l = c.cols() * ld;
+    p.out_dtype = fp32_out(c.epi) ? TGV_DTYPE_FP32 : TGV_DTYPE_BF16;
+    if (gated(c.epi)) p.epilogue = c.epi == kSiluMul ? TGV_EPILOGUE_SILU_MUL : TGV_EPILOGUE_GELU_TANH_MUL;
+    if (c.epi == kResidual) {
+      p.residual = o.residual;
+      p.residual_stride_m = sh.n, p.residual_stride_n = 1, p.residual_stride_l = sh.m * sh.n;
+    }
+    return p;
+  }
+
+  void epilogue_reference(const Case& c) {
+    cublaslt_epilogue_gemm(validate_problem(epilogue_problem(c, c.ref, true, c.cols())), stream_);
+  }
+
   // Plans the case as the dispatcher would (the gate assumed passed). A case the
   // planner refuses on this device falls back to split-K 1, then is left out:
   // the dispatcher would never run it either.
   void launch(Case& c) {
     const GemmDesc g = validate_problem(
-        problem(c.shape, c.x_k_major, c.w_k_major, c.bias ? operands_[c.shape].bias : nullptr, c.out,
-                c.out_row_major, c.out_ld));
+        c.epi != kPlainCase ? epilogue_problem(c, c.out, c.out_row_major, c.out_ld)
+                            : problem(c.shape, c.x_k_major, c.w_k_major, c.bias ? operands_[c.shape].bias : nullptr,
+                                      c.out, c.out_row_major, c.out_ld));
     static const GateVerdict kAssumePassed{GateState::Passed, "under probe"};
     Plan p;
     for (;;) {
@@ -342,10 +416,16 @@ class Probe {
     for (size_t i = 0; i < cases_.size(); ++i) {
       const Case& c = cases_[i];
       const Shape& sh = kShapes[c.shape];
-      const tgv_problem p = problem(c.shape, true, true, nullptr, c.out, c.out_row_major, c.out_ld);
       // A case left out checks nothing (l = 0): its output is still NaN.
+      if (c.epi != kPlainCase) {  // the reference has the bias in it
+        const tgv_problem p = epilogue_problem(c, c.out, c.out_row_major, c.out_ld);
+        checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, c.ref, nullptr, sh.m, c.cols(),
+                       c.launched ? sh.l : 0, fp32_out(c.epi) ? 1 : 0};
+        continue;
+      }
+      const tgv_problem p = problem(c.shape, true, true, nullptr, c.out, c.out_row_major, c.out_ld);
       checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, operands_[c.shape].ref,
-                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, c.launched ? sh.l : 0};
+                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, c.launched ? sh.l : 0, 0};
     }
     check_kernel<<<dim3(16, unsigned(cases_.size())), kThreads, 0, stream_>>>(checks, results_, results_ + kMaxCases);
     TGV_CUDA_CHECK(cudaGetLastError());
@@ -376,8 +456,9 @@ class Probe {
       const unsigned long long at = results[kMaxCases + i];
       reason = strfmt("%s: %llu of %lld elements differ from cuBLASLt beyond %g + %g*|ref| (first at l=%lld m=%lld "
                       "n=%lld)",
-                      c.describe().c_str(), bad, (long long)(sh.l * sh.m * sh.n), kAbsTol, kRelTol,
-                      (long long)(at / (sh.m * sh.n)), (long long)(at / sh.n % sh.m), (long long)(at % sh.n));
+                      c.describe().c_str(), bad, (long long)(sh.l * sh.m * c.cols()), kAbsTol, kRelTol,
+                      (long long)(at / (sh.m * c.cols())), (long long)(at / c.cols() % sh.m),
+                      (long long)(at % c.cols()));
     }
     if (failed == 0) return {true, true, {}};
     const auto launched = std::count_if(cases_.begin(), cases_.end(), [](const Case& c) { return c.launched; });

@@ -6,6 +6,7 @@
 #include "common/cuda_check.hpp"
 #include "launch/sm100_tile.hpp"
 #include "common/cuda_context.hpp"
+#include "launch/output_params.hpp"
 #include "launch/tensor_map.hpp"
 #include "plan/device_info.hpp"
 #include "tactics/tactics.hpp"
@@ -23,8 +24,11 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   static_assert(kChunkK == kSm90ChunkK, "tensor_map boxes are 64-column chunks, 128-byte swizzled when K-major");
   const Tactic& t = tactic(plan.tactic);
   if (t.arch != 100) throw Error(TGV_ERROR_INTERNAL, strfmt("tactic %d is not an sm_100 tactic", plan.tactic));
-  if (!g.plain())
-    throw Error(TGV_ERROR_INTERNAL, "an epilogue, fp16 input or non-bf16 output reached the sm_100 kernel");
+  if (g.in_type != DType::BF16 || g.out_type == DType::FP16)
+    throw Error(TGV_ERROR_INTERNAL, "fp16 inputs or output reached the sm_100 kernel");
+  const bool gated = g.act != Act::None;
+  if (gated && ((g.n / 2) % 8 != 0 || g.has_residual()))
+    throw Error(TGV_ERROR_INTERNAL, "a gated sm_100 launch needs n/2 a multiple of 8 and no residual");
   // The planner refuses these first; the launcher checks again, since a kernel
   // launched on an unsupported layout would silently compute garbage.
   if (g.x.major != Major::K || g.w.major != Major::K)
@@ -43,8 +47,10 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   // zero (and still count toward the transaction bytes), which makes every M,
   // N and K tail, and the padding CTA of an odd pair, correct without
   // predication. With K a multiple of 64, one 4-D box carries a whole stage.
-  const int w_fold = fold_chunks(g.w, g.k, kCtaK), x_fold = fold_chunks(g.x, g.k, kCtaK);
-  l.tmap_w = make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold);
+  // The gated map is 5-D already: no room for the folded chunk dimension.
+  const int w_fold = gated ? 0 : fold_chunks(g.w, g.k, kCtaK), x_fold = fold_chunks(g.x, g.k, kCtaK);
+  l.tmap_w = gated ? make_gated_map(g.w, g.n, g.k, g.l, t.cta_m, g.in_type)
+                   : make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold);
   l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n / t.cluster, x_fold);  // a pair splits the token tile
   l.pdl = plan.pdl;
   l.stream = stream;
@@ -59,10 +65,7 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   p.stages = plan.stages;
   p.w_folded = w_fold > 0;
   p.x_folded = x_fold > 0;
-  p.out_row_major = g.out.row_major ? 1 : 0;
-  p.out_ld = g.out.ld;
-  p.out_batch_stride = g.out.batch_stride;
-  p.out_vectorized = (g.out.ld % 8 == 0 && g.out.batch_stride % 8 == 0) ? 1 : 0;
+  set_output_params(p, g);
   l.smem_bytes = static_cast<int>(smem_bytes_for(t, plan.stages));
   if (l.smem_bytes > l.smem_optin)
     throw Error(TGV_ERROR_NOT_SUPPORTED, strfmt("tactic %d needs %d bytes of shared memory; the device offers %lld",

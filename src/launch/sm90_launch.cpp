@@ -10,6 +10,7 @@
 #include "launch/sm90_tile.hpp"
 #include "common/cuda_context.hpp"
 #include "launch/stream_k_workspace.hpp"
+#include "launch/output_params.hpp"
 #include "launch/tensor_map.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/device_info.hpp"
@@ -178,16 +179,7 @@ Sm90Launch prepare_sm90(const GemmDesc& g, const Plan& plan, cudaStream_t stream
       !stream_k && sm90_split_push_bytes(t.cta_m, t.cta_n, plan.split_k) > 0 && !split_k_pull_forced() ? 1 : 0;
   p.w_folded = w_fold > 0;
   p.x_folded = x_fold > 0;
-  p.out_row_major = g.out.row_major ? 1 : 0;
-  p.out_ld = g.out.ld;
-  p.out_batch_stride = g.out.batch_stride;
-  p.out_vectorized = (g.out.ld % 8 == 0 && g.out.batch_stride % 8 == 0) ? 1 : 0;
-  p.out_type = static_cast<int32_t>(g.out_type);
-  p.act = static_cast<int32_t>(g.act);
-  p.out_cols = static_cast<int32_t>(g.out_cols());
-  p.residual = g.residual.ptr;
-  p.res_ld = g.residual.ld;
-  p.res_batch_stride = g.residual.batch_stride;
+  set_output_params(p, g);
   p.res_vectorized = (g.residual.ld % 8 == 0 && g.residual.batch_stride % 8 == 0) ? 1 : 0;
   l.smem_bytes = static_cast<int>(sm90_smem_bytes(t, plan.stages, plan.split_k));
   // A gated tile's cta_m rows are cta_m / 2 output columns, so as many tiles as ungated.

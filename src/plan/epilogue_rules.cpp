@@ -40,8 +40,14 @@ std::string epilogue_summary(const GemmDesc& g) {
 std::string epilogue_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev) {
   if (g.plain()) return {};
   const int sm = dev.sm();
-  if (sm != 90)
+  if (sm != 90 && sm != 100 && sm != 103)
     return strfmt("the sm_%d tgv kernel computes bf16 in and out without epilogues; this call asks for %s: use "
+                  "backend=auto or cublas (cuBLASLt and the library's epilogue kernel)",
+                  sm, epilogue_summary(g).c_str());
+  // The sm_100 kernel is instantiated for bf16 operands only (its epilogues are
+  // runtime fields; fp16 would double every tile's build).
+  if (sm != 90 && (g.in_type != DType::BF16 || g.out_type == DType::FP16))
+    return strfmt("the sm_%d tgv kernel reads bf16 inputs and writes bf16 or fp32 only; this call asks for %s: use "
                   "backend=auto or cublas (cuBLASLt and the library's epilogue kernel)",
                   sm, epilogue_summary(g).c_str());
   // The fp16 instances are compiled for K-major operands only: the four
@@ -53,15 +59,16 @@ std::string epilogue_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev
   if (g.act != Act::None) {
     const char* name = g.act == Act::SiluMul ? "silu_mul" : "gelu_tanh_mul";
     // A CTA loads its gate and up rows as one 5-D TMA box of 8-row groups
-    // (sm90_launch.cpp): rows must be K-major and each half whole groups of 8.
+    // (sm90_launch.cpp, sm100_launch.cpp): rows must be K-major and each half
+    // whole groups of 8.
     if (g.w.major != Major::K)
-      return strfmt("epilogue=%s: the sm_90 tgv kernel reads a K-major w only when gating; w is N-major: use "
+      return strfmt("epilogue=%s: the sm_%d tgv kernel reads a K-major w only when gating; w is N-major: use "
                     "backend=auto or cublas",
-                    name);
+                    name, sm);
     if ((g.n / 2) % 8 != 0)
-      return strfmt("epilogue=%s with n=%lld: the sm_90 tgv kernel needs n/2 (%lld) to be a multiple of 8; use "
+      return strfmt("epilogue=%s with n=%lld: the sm_%d tgv kernel needs n/2 (%lld) to be a multiple of 8; use "
                     "backend=auto or cublas",
-                    name, (long long)g.n, (long long)(g.n / 2));
+                    name, (long long)g.n, sm, (long long)(g.n / 2));
   }
   return {};
 }

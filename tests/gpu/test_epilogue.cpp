@@ -104,6 +104,15 @@ bool sm90_refuses(const EpiCase& c) {
   return false;
 }
 
+// Whether the sm_100 tgv kernel refuses the case: bf16 in, bf16 or fp32 out,
+// K-major operands, no split-K, and the gated rule of sm_90.
+bool sm100_refuses(const EpiCase& c) {
+  if (c.in_type != TGV_DTYPE_BF16 || c.out_type == TGV_DTYPE_FP16) return true;
+  if (!c.x_k_major || !c.w_k_major || c.split_k > 1 || c.split_k == TGV_SPLIT_K_STREAM) return true;
+  if (c.epilogue != TGV_EPILOGUE_NONE && (c.n / 2) % 8 != 0) return true;
+  return false;
+}
+
 class EpiFixture {
  public:
   explicit EpiFixture(const EpiCase& c) : c_(c) {
@@ -392,16 +401,23 @@ int device_sm() {
   return major * 10 + minor;
 }
 
-// Runs the case. backend=tgv on an sm_90 device must succeed exactly where the
-// rules say the kernel serves it, and otherwise refuse with NOT_SUPPORTED and
-// write nothing; elsewhere (no sm_90) backend=tgv is a skip. auto and cublas
-// must always succeed.
+// Runs the case. backend=tgv on an sm_90 or sm_100/103 device must succeed
+// exactly where the rules say that family's kernel serves it (on Blackwell, once
+// its self-check has passed), and otherwise refuse with NOT_SUPPORTED and write
+// nothing; elsewhere backend=tgv is a skip, as is a tactic of the other family.
+// auto and cublas must always succeed.
 void expect_epi(const EpiCase& c) {
-  const bool sm90 = device_sm() == 90;
-  if (c.backend == TGV_BACKEND_TGV && !sm90) GTEST_SKIP() << "backend=tgv epilogues are served on sm_90 only";
+  const int sm = device_sm();
+  const bool sm90 = sm == 90, blackwell = sm == 100 || sm == 103;
+  if (c.backend == TGV_BACKEND_TGV) {
+    if (!sm90 && !blackwell) GTEST_SKIP() << "backend=tgv epilogues are served on sm_90 and sm_100/103 only";
+    tgv_tactic_info t{};
+    if (c.tactic >= 0 && tgv_get_tactic(c.tactic, &t) == TGV_SUCCESS && t.arch != (sm90 ? 90 : 100))
+      GTEST_SKIP() << "tactic " << c.tactic << " is an sm_" << t.arch << " tactic; this device is sm_" << sm;
+  }
   EpiFixture f(c);
   const tgv_status s = f.run();
-  if (c.backend == TGV_BACKEND_TGV && sm90_refuses(c)) {
+  if (c.backend == TGV_BACKEND_TGV && (sm90 ? sm90_refuses(c) : sm100_refuses(c))) {
     EXPECT_EQ(s, TGV_ERROR_NOT_SUPPORTED) << tgv_status_name(s) << ": " << tgv_last_error();
     EXPECT_TRUE(f.unchanged(f.download())) << "a refused call wrote out";
     return;
@@ -482,24 +498,35 @@ TEST_P(EpilogueGrid, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Layouts, EpilogueGrid, ::testing::ValuesIn(layout_grid()),
                          [](const auto& info) { return info.param.name(); });
 
-// ---- every SM90 tactic with each kind (K-major; bias, split-K 1 and 2, out row- or column-major) ----
+// ---- every tactic of a family with each kind it serves (K-major; bias, out row- or column-major) ----
+// sm_90: split-K 1 and 2. sm_100 (bf16 kinds; compiled everywhere, run on Blackwell
+// only): PDL on and off, two batches, so the gated pairs' warp shuffle runs in each
+// TMEM datapath (64 rows per CTA in half the lanes, 64 per CTA of a pair in folded
+// columns, 128 in every lane).
 
-std::vector<EpiCase> tactic_grid() {
+std::vector<EpiCase> tactic_grid(int32_t arch) {
   std::vector<EpiCase> cases;
   const int32_t count = tgv_num_tactics();
   int i = 0;
   for (int32_t id = 0; id < count; ++id) {
     tgv_tactic_info t{};
-    if (tgv_get_tactic(id, &t) != TGV_SUCCESS || t.arch != 90) continue;
+    if (tgv_get_tactic(id, &t) != TGV_SUCCESS || t.arch != arch) continue;
     for (const Kind& kind : kKinds) {
+      if (arch == 100 && kind.in != TGV_DTYPE_BF16) continue;
       EpiCase c = with_kind(shape_of(i), kind);
       c.m = std::min<int64_t>(c.m, t.cta_n * 2);  // one or two token tiles
       c.backend = TGV_BACKEND_TGV;
       c.tactic = id;
       c.bias = (i % 2) == 1;
-      c.split_k = int32_t(std::min<int64_t>(1 + (i / 2) % 2, (c.k + t.cta_k - 1) / t.cta_k));  // apart from bias
       c.out_row_major = (i % 3) != 2;
-      c.seed = 900 + i;
+      if (arch == 90) {
+        c.split_k = int32_t(std::min<int64_t>(1 + (i / 2) % 2, (c.k + t.cta_k - 1) / t.cta_k));  // apart from bias
+        c.seed = 900 + i;
+      } else {
+        c.pdl = (i % 4) != 3;
+        c.l = (i % 5) == 4 ? 2 : 1;
+        c.seed = 2900 + i;
+      }
       cases.push_back(c);
       ++i;
     }
@@ -512,7 +539,9 @@ TEST_P(EpilogueTactics, MatchesReference) {
   TGV_REQUIRE_GPU();
   expect_epi(GetParam());
 }
-INSTANTIATE_TEST_SUITE_P(Sm90, EpilogueTactics, ::testing::ValuesIn(tactic_grid()),
+INSTANTIATE_TEST_SUITE_P(Sm90, EpilogueTactics, ::testing::ValuesIn(tactic_grid(90)),
+                         [](const auto& info) { return info.param.name(); });
+INSTANTIATE_TEST_SUITE_P(Sm100, EpilogueTactics, ::testing::ValuesIn(tactic_grid(100)),
                          [](const auto& info) { return info.param.name(); });
 
 // ---- stream-K with each kind: the fix-up sums fp32 partials before any epilogue math ----

@@ -29,6 +29,11 @@ constexpr bool kHasSm90 = true;
 #else
 constexpr bool kHasSm90 = false;
 #endif
+#if defined(TGV_WITH_SM100A)
+constexpr bool kHasSm100a = true;
+#else
+constexpr bool kHasSm100a = false;
+#endif
 
 // A gated problem: W of n rows, out packed for n / 2 columns.
 tgv_problem gated_problem(int64_t m, int64_t n, int64_t k, int32_t epilogue = TGV_EPILOGUE_SILU_MUL) {
@@ -317,12 +322,30 @@ TEST(EpilogueRules, Sm90ServesEveryEpilogueKMajor) {
     EXPECT_EQ(epilogue_unsupported_reason(validate_problem(p), device(90)), "");
 }
 
-TEST(EpilogueRules, Sm100RefusesEveryEpilogue) {
-  const std::string r = epilogue_unsupported_reason(validate_problem(residual_problem(8, 4096, 4096)), device(100));
+TEST(EpilogueRules, Sm100ServesBf16Epilogues) {
+  tgv_problem fp32 = make_problem(8, 256, 7168);
+  fp32.out_dtype = TGV_DTYPE_FP32;
+  tgv_problem fp32_residual = residual_problem(8, 4096, 4096);
+  fp32_residual.out_dtype = TGV_DTYPE_FP32;
+  for (int sm : {100, 103})
+    for (const tgv_problem& p : {residual_problem(8, 4096, 4096), fp32, fp32_residual, gated_problem(8, 28672, 4096),
+                                 gated_problem(8, 28672, 4096, TGV_EPILOGUE_GELU_TANH_MUL)})
+      EXPECT_EQ(epilogue_unsupported_reason(validate_problem(p), device(sm)), "") << "sm_" << sm;
+}
+
+TEST(EpilogueRules, Sm100RefusesFp16AndPartialGroups) {
+  tgv_problem fp16 = residual_problem(8, 4096, 4096);
+  fp16.dtype = fp16.out_dtype = TGV_DTYPE_FP16;
+  std::string r = epilogue_unsupported_reason(validate_problem(fp16), device(100));
   EXPECT_NE(r.find("sm_100"), std::string::npos) << r;
-  EXPECT_NE(r.find("a residual"), std::string::npos) << r;
+  EXPECT_NE(r.find("fp16 inputs"), std::string::npos) << r;
   EXPECT_NE(r.find("backend=auto or cublas"), std::string::npos) << r;
-  EXPECT_NE(epilogue_unsupported_reason(validate_problem(gated_problem(8, 512, 64)), device(103)), "");
+  tgv_problem fp16_fp32 = make_problem(8, 4096, 4096);  // fp16 in, fp32 out: refused all the same
+  fp16_fp32.dtype = TGV_DTYPE_FP16, fp16_fp32.out_dtype = TGV_DTYPE_FP32;
+  EXPECT_NE(epilogue_unsupported_reason(validate_problem(fp16_fp32), device(103)).find("fp16 inputs"), std::string::npos);
+  r = epilogue_unsupported_reason(validate_problem(gated_problem(8, 500, 256)), device(103));
+  EXPECT_NE(r.find("sm_103"), std::string::npos) << r;
+  EXPECT_NE(r.find("n/2 (250)"), std::string::npos) << r;
 }
 
 TEST(EpilogueRules, Fp16MnMajorRefused) {
@@ -365,8 +388,18 @@ TEST(EpilogueRules, Sm90PlansTgvForEpilogues) {
   EXPECT_EQ(p.backend, TGV_BACKEND_TGV);
 }
 
-TEST(EpilogueRules, Sm100AutoIsCublasTgvRefused) {
-  const GemmDesc g = validate_problem(residual_problem(8, 4096, 4096));
+TEST(EpilogueRules, Sm100PlansTgvForEpiloguesOnceValidated) {
+  if (!kHasSm100a) GTEST_SKIP() << "this build has no sm_100a kernels";
+  const GemmDesc g = validate_problem(gated_problem(8, 28672, 4096));
+  EXPECT_EQ(plan(g, backend(TGV_BACKEND_AUTO), device(100), nullptr, &kPassed).backend, TGV_BACKEND_TGV);
+  // Unvalidated (no self-check passed), as every sm_100 call: cuBLASLt serves auto.
+  EXPECT_EQ(plan(g, backend(TGV_BACKEND_AUTO), device(100), nullptr, nullptr).backend, TGV_BACKEND_CUBLAS);
+}
+
+TEST(EpilogueRules, Sm100Fp16AutoIsCublasTgvRefused) {
+  tgv_problem p = residual_problem(8, 4096, 4096);
+  p.dtype = p.out_dtype = TGV_DTYPE_FP16;
+  const GemmDesc g = validate_problem(p);
   EXPECT_EQ(plan(g, backend(TGV_BACKEND_AUTO), device(100), nullptr, &kPassed).backend, TGV_BACKEND_CUBLAS);
   EXPECT_THROW(plan(g, backend(TGV_BACKEND_TGV), device(100), nullptr, &kPassed), Error);
 }

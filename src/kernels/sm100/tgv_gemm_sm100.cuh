@@ -1,6 +1,7 @@
 // The SM100/SM103 (Blackwell) TGV kernel: out[l] = x[l] . W[l]^T (+ bias), bf16 in,
-// fp32 accumulate in tensor memory (TMEM), bf16 out. Compiled for sm_100a and
-// sm_103a only. docs/sm100-review.md maps each step of the reference protocol
+// fp32 accumulate in tensor memory (TMEM), bf16 or fp32 out, and the epilogues of
+// the SM90 kernel (a residual added, a gated activation over [gate; up] rows),
+// in fp32 before the one rounding. Compiled for sm_100a and sm_103a only. docs/sm100-review.md maps each step of the reference protocol
 // to the lines below.
 //
 // Swap AB as on Hopper: the CTA computes out^T = W . x^T, so weight rows fill
@@ -16,7 +17,8 @@
 //   warp 1      x producer (TMA); the only griddepcontrol.wait
 //   warp 2      MMA: owns the TMEM allocation, issues every tcgen05.mma/commit
 //   warp 3      idle: keeps the epilogue on warps 4..7, i.e. TMEM sub-partitions 0..3
-//   warps 4..7  epilogue: TMEM -> registers -> + bias (fp32) -> bf16 -> predicated stores
+//   warps 4..7  epilogue: TMEM -> registers -> + bias (fp32) [-> gated, + residual] -> out's
+//               type -> predicated stores
 //
 // Only K-major x and W (the common layout) are implemented: the launcher refuses
 // the others with TGV_ERROR_NOT_SUPPORTED.
@@ -39,6 +41,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/common/epilogue_math.cuh"
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/ring.cuh"
 #include "kernels/sm100/sm100_params.hpp"
@@ -175,6 +178,16 @@ __device__ __forceinline__ void tma_load_4d(const CUtensorMap* map, uint64_t* ba
     SM100_TMA_2SM_LOAD_4D::copy(map, bar, kHint, dst, c0, c1, c2, c3);
 }
 
+template <int kCluster>
+__device__ __forceinline__ void tma_load_5d(const CUtensorMap* map, uint64_t* bar, void* dst, int c0, int c1, int c2,
+                                            int c3, int c4) {
+  constexpr uint64_t kHint = static_cast<uint64_t>(TMA::CacheHintSm100::EVICT_NORMAL);
+  if constexpr (kCluster == 1)
+    SM90_TMA_LOAD_5D::copy(map, bar, kHint, dst, c0, c1, c2, c3, c4);
+  else
+    SM100_TMA_2SM_LOAD_5D::copy(map, bar, kHint, dst, c0, c1, c2, c3, c4);
+}
+
 // A producer's arrive + expected bytes: on its own barrier, or in a pair on the
 // leader's (rank 0), where the MMA waits for both CTAs' halves.
 template <int kCluster>
@@ -244,7 +257,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       if (cute::elect_one_sync()) {
         arrive_expect_tx<T::kCluster>(&ss.full[c.stage], T::kStageBytesW);
         uint8_t* dst = ring + c.stage * T::kStageBytes;
-        if (p.w_folded) {  // one box: every chunk of the stage
+        if (p.act != kActNone) {
+          // The gated map (5-D: k, 8 rows, gate | up, 16-row group, batch): the
+          // tile's rows are its groups' 8 gate rows, then their 8 up rows.
+          for (int ch = 0; ch < T::kChunks; ++ch)
+            tma_load_5d<T::kCluster>(&tmap_w, &ss.full[c.stage], dst + ch * T::kChunkBytesW,
+                                     kb * kCtaK + ch * kChunkK, 0, 0, n0 / 16, batch);
+        } else if (p.w_folded) {  // one box: every chunk of the stage
           tma_load_4d<T::kCluster>(&tmap_w, &ss.full[c.stage], dst, 0, n0, kb * T::kChunks, batch);
         } else {
           for (int ch = 0; ch < T::kChunks; ++ch)
@@ -288,8 +307,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       c.advance(stages);
     }
     // All 32 lanes: the activations are issued, so the previous kernel has
-    // completed and the epilogue may read the bias (it might have written it).
-    if (p.bias != nullptr) Barrier::arrive(&ss.tma_epilog);
+    // completed and the epilogue may read the bias and the residual (it might
+    // have written them).
+    if (p.bias != nullptr || p.residual != nullptr) Barrier::arrive(&ss.tma_epilog);
     // Drain, as the W producer.
 #pragma unroll 1
     for (int i = 0; i < stages; ++i) {
@@ -358,7 +378,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   } else if (warp == 3) {
     // ---- idle: keeps the epilogue on warps 4..7, i.e. TMEM sub-partitions 0..3 ----
   } else {
-    // ---- epilogue: TMEM -> registers -> + bias -> bf16 -> predicated stores ----
+    // ---- epilogue: TMEM -> registers -> + bias [-> gated, + residual] -> predicated stores ----
     const int q = warp % 4;  // a warp may read TMEM lanes [32 q, 32 q + 32) only
     Barrier::arrive(&ss.tmem_alloc);  // phase 0: 128 of 160
     Barrier::wait(&ss.tmem_alloc, 0);
@@ -378,13 +398,24 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       tok0 = (q / 2) * T::kColsPerThread;
     }
     const int n = n0 + row;
-    const bool row_valid = row_used && n < p.n;
+    // Gated, a 16-row group of the tile is 8 gate rows and then their 8 up rows
+    // (the gated map), and every datapath gives a warp lane-consecutive rows from
+    // a multiple of 16: the up row of a gate row sits 8 lanes further in the
+    // same warp, so the pair meets through a shuffle, never shared memory.
+    const bool gate_pairs = p.act != kActNone;
+    const int col = gate_pairs ? n0 / 2 + row - 8 * (row / 16) : n;  // this thread's column of out
+    const bool row_valid = row_used && (gate_pairs ? row % 16 < 8 && col < p.out_cols : n < p.n);
 
-    float bias = 0.0f;
-    if (p.bias != nullptr) {
-      Barrier::wait(&ss.tma_epilog, 0);  // after the previous kernel, which may have written the bias
-      asm volatile("" ::: "memory");      // CUTLASS's wait has no memory clobber: keep the load below it
-      if (row_valid) bias = __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[n]);
+    float bias = 0.0f, bias_up = 0.0f;
+    if (p.bias != nullptr || p.residual != nullptr) {
+      // After the previous kernel, which may have written the bias or the residual.
+      Barrier::wait(&ss.tma_epilog, 0);
+      asm volatile("" ::: "memory");  // CUTLASS's wait has no memory clobber: keep the loads below it
+      if (p.bias != nullptr && row_valid) {
+        const auto* b = static_cast<const __nv_bfloat16*>(p.bias);
+        bias = __bfloat162float(b[col]);
+        if (gate_pairs) bias_up = __bfloat162float(b[p.out_cols + col]);
+      }
     }
 
     Barrier::wait(&ss.mma_epilog, 0);  // the accumulator is complete
@@ -400,7 +431,34 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     tcgen05_before_thread_sync();
     Barrier::arrive(&ss.tmem_alloc);  // phase 1: the MMA warp may free TMEM
 
-    if (row_valid) {
+    // A plain call (bf16 out, no residual, no gating) keeps the store path it had
+    // before the epilogues: 16-byte stores along a column-major out's tokens.
+    const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
+    if (!plain) {
+      const int esize = p.out_type == kOutFp32 ? 4 : 2;
+      char* out = static_cast<char*>(p.out) + int64_t(batch) * p.out_batch_stride * esize;
+      const char* res = p.residual == nullptr
+                            ? nullptr
+                            : static_cast<const char*>(p.residual) + int64_t(batch) * p.res_batch_stride * esize;
+      const int t_begin = m0 + tok0;
+      const int valid = p.m - t_begin;
+      const bool row_major = p.out_row_major != 0;
+#pragma unroll
+      for (int t = 0; t < T::kColsPerThread; ++t) {
+        float v = __uint_as_float(acc[t]) + bias;
+        if (gate_pairs) {  // every lane shuffles (uniform branch); up rows only lend
+          const float up = __shfl_down_sync(0xffffffff, __uint_as_float(acc[t]), 8);
+          v = tgv::kernels::gated(p.act, v, up + bias_up);
+        }
+        if (row_valid && t < valid) {
+          const int64_t tok = t_begin + t;
+          // Read before the store by this thread alone: the residual may be out itself.
+          if (res != nullptr)
+            v += load_out(res, row_major ? tok * p.res_ld + col : int64_t(col) * p.res_ld + tok, p.out_type);
+          store_out(out, row_major ? tok * p.out_ld + col : int64_t(col) * p.out_ld + tok, v, p.out_type);
+        }
+      }
+    } else if (row_valid) {
       auto* out = static_cast<__nv_bfloat16*>(p.out) + batch * p.out_batch_stride;
       const int t_begin = m0 + tok0;
       const int valid = p.m - t_begin;  // tokens of this thread's run that exist (may be <= 0)
