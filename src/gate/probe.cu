@@ -3,7 +3,8 @@
 // the family reads, bias on and off, split-K 1 and 2 where the family has it;
 // compared element-wise with cuBLASLt on the same inputs. On Blackwell, whose
 // kernel has never run elsewhere, every tactic once more with an epilogue
-// (gated, residual, fp32 out), against cuBLASLt and the library's epilogue kernel.
+// (gated, residual, fp32 out, fp16 in and out), against cuBLASLt and the
+// library's epilogue kernel.
 //
 // It runs inside the caller's first tgv call, so it has to be cheap and
 // harmless: one allocation, one private non-blocking stream, every launch
@@ -12,6 +13,7 @@
 // thread's capture mode is relaxed around the probe and nothing touches the
 // caller's stream, so the capture goes on undisturbed.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -47,7 +49,7 @@ constexpr float kRelTol = 0.02f;
 // A kernel that never finishes is a failed check, not a hung caller.
 constexpr double kTimeoutSeconds = 10.0;
 constexpr int kMaxCases = 32;
-constexpr int kMaxFills = 24;
+constexpr int kMaxFills = 32;
 constexpr int kThreads = 256;
 
 struct Shape {
@@ -64,10 +66,11 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 // A strided view of one logical tensor: element (b, r, c) of a (l x rows x cols)
 // tensor lives at ptr + b*stride_l + r*stride_r + c*stride_c.
 struct Fill {
-  __nv_bfloat16* ptr;
+  __nv_bfloat16* ptr;  // fp16 elements where fp16 is set
   int64_t l, rows, cols, stride_l, stride_r, stride_c;
   uint32_t tensor;  // which logical tensor: its values depend on this, not on the layout
   float scale;
+  bool fp16 = false;
 };
 struct Fills {
   Fill f[kMaxFills];
@@ -79,7 +82,7 @@ struct Check {
   const void* ref;  // row-major packed, out's type; without bias where bias is set
   const __nv_bfloat16* bias;
   int64_t m, n, l;  // n: out's columns
-  int fp32;         // out and ref are fp32, else bf16
+  int type;         // of out and ref: tgv_dtype (bf16, fp16, fp32)
 };
 struct Checks {
   Check c[kMaxCases];
@@ -100,8 +103,18 @@ __global__ void fill_kernel(Fills fills) {
     const uint64_t h = mix64(kSeed ^ (uint64_t(f.tensor) << 56) ^ uint64_t(i));
     const float magnitude = 0.05f + 0.95f * float(h >> 40) * 0x1p-24f;
     const float v = (h & 1) ? -magnitude : magnitude;
-    f.ptr[b * f.stride_l + r * f.stride_r + c * f.stride_c] = __float2bfloat16(v * f.scale);
+    const int64_t at = b * f.stride_l + r * f.stride_r + c * f.stride_c;
+    if (f.fp16)
+      reinterpret_cast<__half*>(f.ptr)[at] = __float2half(v * f.scale);
+    else
+      f.ptr[at] = __float2bfloat16(v * f.scale);
   }
+}
+
+__device__ float load_as(const void* p, int64_t i, int type) {
+  if (type == TGV_DTYPE_FP32) return static_cast<const float*>(p)[i];
+  if (type == TGV_DTYPE_FP16) return __half2float(static_cast<const __half*>(p)[i]);
+  return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
 }
 
 // bad[case] counts elements outside the tolerance (NaN included); first[case]
@@ -112,11 +125,8 @@ __global__ void check_kernel(Checks checks, unsigned long long* bad, unsigned lo
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t n = i % c.n, m = i / c.n % c.m, b = i / (c.n * c.m);
     const int64_t at = b * c.stride_l + m * c.stride_m + n * c.stride_n;
-    const float ref = c.fp32 ? static_cast<const float*>(c.ref)[i]
-                             : __bfloat162float(static_cast<const __nv_bfloat16*>(c.ref)[i]);
-    const float want = ref + (c.bias ? __bfloat162float(c.bias[n]) : 0.0f);
-    const float got = c.fp32 ? static_cast<const float*>(c.out)[at]
-                             : __bfloat162float(static_cast<const __nv_bfloat16*>(c.out)[at]);
+    const float want = load_as(c.ref, i, c.type) + (c.bias ? __bfloat162float(c.bias[n]) : 0.0f);
+    const float got = load_as(c.out, at, c.type);
     if (!(fabsf(got - want) <= kAbsTol + kRelTol * fabsf(want))) {
       atomicAdd(&bad[blockIdx.y], 1ull);
       atomicMin(&first[blockIdx.y], (unsigned long long)i);
@@ -125,11 +135,17 @@ __global__ void check_kernel(Checks checks, unsigned long long* bad, unsigned lo
 }
 
 // Epilogue cases (Blackwell): what each computes beside the plain GEMM.
-enum Epi { kPlainCase = 0, kSiluMul, kResidual, kFp32Out, kGeluFp32, kNumEpi };
-const char* const kEpiNames[kNumEpi] = {"", ", epilogue=silu_mul", ", a residual", ", fp32 out",
-                                        ", epilogue=gelu_tanh_mul, fp32 out"};
-bool gated(int epi) { return epi == kSiluMul || epi == kGeluFp32; }
+enum Epi { kPlainCase = 0, kSiluMul, kResidual, kFp32Out, kGeluFp32, kFp16SiluMul, kNumEpi };
+const char* const kEpiNames[kNumEpi] = {"",
+                                        ", epilogue=silu_mul",
+                                        ", a residual",
+                                        ", fp32 out",
+                                        ", epilogue=gelu_tanh_mul, fp32 out",
+                                        ", fp16 in and out, epilogue=silu_mul"};
+bool gated(int epi) { return epi == kSiluMul || epi == kGeluFp32 || epi == kFp16SiluMul; }
 bool fp32_out(int epi) { return epi == kFp32Out || epi == kGeluFp32; }
+bool fp16_in(int epi) { return epi == kFp16SiluMul; }
+int out_type(int epi) { return fp32_out(epi) ? TGV_DTYPE_FP32 : fp16_in(epi) ? TGV_DTYPE_FP16 : TGV_DTYPE_BF16; }
 // W rows a gated case reads: the shape's first rows, as many as make each half
 // whole 8-row groups (the gated map's rule), still short of whole tiles.
 int64_t gated_rows(int64_t n) { return n / 16 * 16; }
@@ -163,6 +179,7 @@ struct Case {
 struct Operands {
   __nv_bfloat16 *xk = nullptr, *xm = nullptr, *wk = nullptr, *wn = nullptr, *bias = nullptr, *ref = nullptr;
   __nv_bfloat16* residual = nullptr;  // L x M x N, row-major packed (epilogue cases only)
+  __nv_bfloat16 *xh = nullptr, *wh = nullptr, *bias_h = nullptr;  // fp16 copies, K-major (fp16 cases only)
   int64_t ldm = 0, ldn = 0;
 };
 
@@ -273,10 +290,15 @@ class Probe {
       parts.push_back({&o.bias, sh.n});
       parts.push_back({&o.ref, sh.l * sh.m * sh.n});
       if (any_epilogue()) parts.push_back({&o.residual, sh.l * sh.m * sh.n});
+      if (any_fp16()) {
+        parts.push_back({&o.xh, sh.l * sh.m * sh.k});
+        parts.push_back({&o.wh, sh.l * sh.n * sh.k});
+        parts.push_back({&o.bias_h, sh.n});
+      }
     }
     for (Case& c : cases_) {
       const Shape& sh = kShapes[c.shape];
-      const int64_t words = fp32_out(c.epi) ? 2 : 1;  // 16-bit units per element
+      const int64_t words = out_type(c.epi) == TGV_DTYPE_FP32 ? 2 : 1;  // 16-bit units per element
       c.out_ld = c.out_row_major ? c.cols() : round_up(sh.m, 8);
       parts.push_back({&c.out, sh.l * (c.out_row_major ? sh.m : c.cols()) * c.out_ld * words});
       if (c.epi != kPlainCase) parts.push_back({&c.ref, sh.l * sh.m * c.cols() * words});
@@ -313,8 +335,13 @@ class Probe {
       fills.f[count++] = {o.bias, 1, 1, sh.n, sh.n, sh.n, 1, id + 2, 0.5f};
       if (o.residual != nullptr)
         fills.f[count++] = {o.residual, sh.l, sh.m, sh.n, sh.m * sh.n, sh.n, 1, 0x40u + uint32_t(s), 1.0f};
+      if (o.xh != nullptr) {  // the same logical tensors, rounded to fp16
+        fills.f[count++] = {o.xh, sh.l, sh.m, sh.k, sh.m * sh.k, sh.k, 1, id, 1.0f, true};
+        fills.f[count++] = {o.wh, sh.l, sh.n, sh.k, sh.n * sh.k, sh.k, 1, id + 1, w_scale, true};
+        fills.f[count++] = {o.bias_h, 1, 1, sh.n, sh.n, sh.n, 1, id + 2, 0.5f, true};
+      }
     }
-    static_assert(kNumShapes * 6 <= kMaxFills, "one fill per operand copy");
+    static_assert(kNumShapes * 9 <= kMaxFills, "one fill per operand copy");
     fill_kernel<<<dim3(64, unsigned(count)), kThreads, 0, stream_>>>(fills);
     TGV_CUDA_CHECK(cudaGetLastError());
   }
@@ -355,6 +382,9 @@ class Probe {
   bool any_epilogue() const {
     return std::any_of(cases_.begin(), cases_.end(), [](const Case& c) { return c.epi != kPlainCase; });
   }
+  bool any_fp16() const {
+    return std::any_of(cases_.begin(), cases_.end(), [](const Case& c) { return fp16_in(c.epi); });
+  }
 
   // An epilogue case's problem (K-major x and W) writing `out` with leading
   // dimension `ld`: gated cases read the shape's first rows() rows of W.
@@ -368,7 +398,12 @@ class Probe {
       p.out_stride_m = ld, p.out_stride_n = 1, p.out_stride_l = sh.m * ld;
     else
       p.out_stride_m = 1, p.out_stride_n = ld, p.out_stride_l = c.cols() * ld;
-    p.out_dtype = fp32_out(c.epi) ? TGV_DTYPE_FP32 : TGV_DTYPE_BF16;
+    p.out_dtype = out_type(c.epi);
+    if (fp16_in(c.epi)) {
+      p.dtype = TGV_DTYPE_FP16;
+      p.x = o.xh, p.w = o.wh;
+      if (c.bias) p.bias = o.bias_h;
+    }
     if (gated(c.epi)) p.epilogue = c.epi == kSiluMul ? TGV_EPILOGUE_SILU_MUL : TGV_EPILOGUE_GELU_TANH_MUL;
     if (c.epi == kResidual) {
       p.residual = o.residual;
@@ -420,12 +455,12 @@ class Probe {
       if (c.epi != kPlainCase) {  // the reference has the bias in it
         const tgv_problem p = epilogue_problem(c, c.out, c.out_row_major, c.out_ld);
         checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, c.ref, nullptr, sh.m, c.cols(),
-                       c.launched ? sh.l : 0, fp32_out(c.epi) ? 1 : 0};
+                       c.launched ? sh.l : 0, out_type(c.epi)};
         continue;
       }
       const tgv_problem p = problem(c.shape, true, true, nullptr, c.out, c.out_row_major, c.out_ld);
       checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, operands_[c.shape].ref,
-                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, c.launched ? sh.l : 0, 0};
+                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, c.launched ? sh.l : 0, TGV_DTYPE_BF16};
     }
     check_kernel<<<dim3(16, unsigned(cases_.size())), kThreads, 0, stream_>>>(checks, results_, results_ + kMaxCases);
     TGV_CUDA_CHECK(cudaGetLastError());

@@ -24,8 +24,6 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   static_assert(kChunkK == kSm90ChunkK, "tensor_map boxes are 64-column chunks, 128-byte swizzled when K-major");
   const Tactic& t = tactic(plan.tactic);
   if (t.arch != 100) throw Error(TGV_ERROR_INTERNAL, strfmt("tactic %d is not an sm_100 tactic", plan.tactic));
-  if (g.in_type != DType::BF16 || g.out_type == DType::FP16)
-    throw Error(TGV_ERROR_INTERNAL, "fp16 inputs or output reached the sm_100 kernel");
   const bool gated = g.act != Act::None;
   if (gated && ((g.n / 2) % 8 != 0 || g.has_residual()))
     throw Error(TGV_ERROR_INTERNAL, "a gated sm_100 launch needs n/2 a multiple of 8 and no residual");
@@ -50,9 +48,10 @@ void launch_sm100(const GemmDesc& g, const Plan& plan, cudaStream_t stream) {
   // The gated map is 5-D already: no room for the folded chunk dimension.
   const int w_fold = gated ? 0 : fold_chunks(g.w, g.k, kCtaK), x_fold = fold_chunks(g.x, g.k, kCtaK);
   l.tmap_w = gated ? make_gated_map(g.w, g.n, g.k, g.l, t.cta_m, g.in_type)
-                   : make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold);
-  l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n / t.cluster, x_fold);  // a pair splits the token tile
+                   : make_map("w", g.w, g.n, g.k, g.l, t.cta_m, w_fold, g.in_type);
+  l.tmap_x = make_map("x", g.x, g.m, g.k, g.l, t.cta_n / t.cluster, x_fold, g.in_type);  // a pair splits the token tile
   l.pdl = plan.pdl;
+  l.fp16 = g.in_type == DType::FP16;
   l.stream = stream;
   l.smem_optin = current_device_info().smem_optin_bytes;
 

@@ -13,9 +13,9 @@
 
 namespace tgv::detail {
 
-template <int kCtaM, int kCtaN, int kCluster>
-void launch_sm100_tile(const Sm100Launch& l) {
-  using T = kernels::sm100::Traits<kCtaM, kCtaN, kCluster>;
+template <class T>
+void launch_sm100_instance(const Sm100Launch& l) {
+  constexpr int kCtaM = T::kCtaM, kCtaN = T::kCtaN, kCluster = T::kCluster;
   auto kernel = kernels::sm100::tgv_gemm_sm100<T>;
   const int stages = l.params.stages;
   // The tactic table and the kernel must agree on a stage's size (the pair's
@@ -32,6 +32,13 @@ void launch_sm100_tile(const Sm100Launch& l) {
   // The CTA pair of one cta_group::2 MMA is a cluster, adjacent along x (weight-row tiles).
   launch_kernel(kernel, l.grid, dim3(T::kThreads), static_cast<size_t>(l.smem_bytes), l.stream, l.pdl,
                 static_cast<unsigned>(kCluster), l.tmap_w, l.tmap_x, l.params);
+}
+
+// fp16 is one more instance per tile (K-major operands, as every sm_100 one).
+template <int kCtaM, int kCtaN, int kCluster>
+void launch_sm100_tile(const Sm100Launch& l) {
+  if (l.fp16) return launch_sm100_instance<kernels::sm100::Traits<kCtaM, kCtaN, kCluster, cute::half_t>>(l);
+  launch_sm100_instance<kernels::sm100::Traits<kCtaM, kCtaN, kCluster>>(l);
 }
 
 }  // namespace tgv::detail

@@ -18,6 +18,7 @@ struct Sm100Launch {
   kernels::sm100::Params params;
   dim3 grid;  // x is a whole number of clusters
   bool pdl;
+  bool fp16;             // fp16 inputs (the half_t instance), else bf16
   int smem_bytes;        // dynamic shared memory of this launch
   int64_t smem_optin;    // the device's per-block opt-in limit
   int device;

@@ -44,18 +44,12 @@ std::string epilogue_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev
     return strfmt("the sm_%d tgv kernel computes bf16 in and out without epilogues; this call asks for %s: use "
                   "backend=auto or cublas (cuBLASLt and the library's epilogue kernel)",
                   sm, epilogue_summary(g).c_str());
-  // The sm_100 kernel is instantiated for bf16 operands only (its epilogues are
-  // runtime fields; fp16 would double every tile's build).
-  if (sm != 90 && (g.in_type != DType::BF16 || g.out_type == DType::FP16))
-    return strfmt("the sm_%d tgv kernel reads bf16 inputs and writes bf16 or fp32 only; this call asks for %s: use "
-                  "backend=auto or cublas (cuBLASLt and the library's epilogue kernel)",
-                  sm, epilogue_summary(g).c_str());
   // The fp16 instances are compiled for K-major operands only: the four
   // layout pairs of every tile would double the kernel build (README).
   if (g.in_type == DType::FP16 && (g.x.major != Major::K || g.w.major != Major::K))
-    return strfmt("fp16 inputs: the sm_90 tgv kernel is compiled for fp16 with K-major x and w only; here x is %s and "
+    return strfmt("fp16 inputs: the sm_%d tgv kernel is compiled for fp16 with K-major x and w only; here x is %s and "
                   "w is %s: use backend=auto or cublas",
-                  g.x.major == Major::K ? "K-major" : "M-major", g.w.major == Major::K ? "K-major" : "N-major");
+                  sm, g.x.major == Major::K ? "K-major" : "M-major", g.w.major == Major::K ? "K-major" : "N-major");
   if (g.act != Act::None) {
     const char* name = g.act == Act::SiluMul ? "silu_mul" : "gelu_tanh_mul";
     // A CTA loads its gate and up rows as one 5-D TMA box of 8-row groups

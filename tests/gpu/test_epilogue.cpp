@@ -104,10 +104,9 @@ bool sm90_refuses(const EpiCase& c) {
   return false;
 }
 
-// Whether the sm_100 tgv kernel refuses the case: bf16 in, bf16 or fp32 out,
-// K-major operands, no split-K, and the gated rule of sm_90.
+// Whether the sm_100 tgv kernel refuses the case: K-major operands, no split-K,
+// and the gated rule of sm_90.
 bool sm100_refuses(const EpiCase& c) {
-  if (c.in_type != TGV_DTYPE_BF16 || c.out_type == TGV_DTYPE_FP16) return true;
   if (!c.x_k_major || !c.w_k_major || c.split_k > 1 || c.split_k == TGV_SPLIT_K_STREAM) return true;
   if (c.epilogue != TGV_EPILOGUE_NONE && (c.n / 2) % 8 != 0) return true;
   return false;
@@ -499,10 +498,10 @@ INSTANTIATE_TEST_SUITE_P(Layouts, EpilogueGrid, ::testing::ValuesIn(layout_grid(
                          [](const auto& info) { return info.param.name(); });
 
 // ---- every tactic of a family with each kind it serves (K-major; bias, out row- or column-major) ----
-// sm_90: split-K 1 and 2. sm_100 (bf16 kinds; compiled everywhere, run on Blackwell
-// only): PDL on and off, two batches, so the gated pairs' warp shuffle runs in each
-// TMEM datapath (64 rows per CTA in half the lanes, 64 per CTA of a pair in folded
-// columns, 128 in every lane).
+// sm_90: split-K 1 and 2. sm_100 (compiled everywhere, run on Blackwell only): PDL
+// on and off, two batches, and the gated pairs' warp shuffle in each TMEM datapath
+// (64 rows per CTA in half the lanes, 64 per CTA of a pair in folded columns, 128
+// in every lane).
 
 std::vector<EpiCase> tactic_grid(int32_t arch) {
   std::vector<EpiCase> cases;
@@ -512,7 +511,6 @@ std::vector<EpiCase> tactic_grid(int32_t arch) {
     tgv_tactic_info t{};
     if (tgv_get_tactic(id, &t) != TGV_SUCCESS || t.arch != arch) continue;
     for (const Kind& kind : kKinds) {
-      if (arch == 100 && kind.in != TGV_DTYPE_BF16) continue;
       EpiCase c = with_kind(shape_of(i), kind);
       c.m = std::min<int64_t>(c.m, t.cta_n * 2);  // one or two token tiles
       c.backend = TGV_BACKEND_TGV;

@@ -322,30 +322,27 @@ TEST(EpilogueRules, Sm90ServesEveryEpilogueKMajor) {
     EXPECT_EQ(epilogue_unsupported_reason(validate_problem(p), device(90)), "");
 }
 
-TEST(EpilogueRules, Sm100ServesBf16Epilogues) {
+TEST(EpilogueRules, Sm100ServesEveryEpilogueKMajor) {
   tgv_problem fp32 = make_problem(8, 256, 7168);
   fp32.out_dtype = TGV_DTYPE_FP32;
   tgv_problem fp32_residual = residual_problem(8, 4096, 4096);
   fp32_residual.out_dtype = TGV_DTYPE_FP32;
+  tgv_problem fp16 = residual_problem(8, 4096, 4096);
+  fp16.dtype = fp16.out_dtype = TGV_DTYPE_FP16;
+  tgv_problem fp16_fp32 = gated_problem(8, 28672, 4096);
+  fp16_fp32.dtype = TGV_DTYPE_FP16, fp16_fp32.out_dtype = TGV_DTYPE_FP32;
   for (int sm : {100, 103})
-    for (const tgv_problem& p : {residual_problem(8, 4096, 4096), fp32, fp32_residual, gated_problem(8, 28672, 4096),
+    for (const tgv_problem& p : {residual_problem(8, 4096, 4096), fp32, fp32_residual, fp16, fp16_fp32,
+                                 gated_problem(8, 28672, 4096),
                                  gated_problem(8, 28672, 4096, TGV_EPILOGUE_GELU_TANH_MUL)})
       EXPECT_EQ(epilogue_unsupported_reason(validate_problem(p), device(sm)), "") << "sm_" << sm;
 }
 
-TEST(EpilogueRules, Sm100RefusesFp16AndPartialGroups) {
-  tgv_problem fp16 = residual_problem(8, 4096, 4096);
-  fp16.dtype = fp16.out_dtype = TGV_DTYPE_FP16;
-  std::string r = epilogue_unsupported_reason(validate_problem(fp16), device(100));
-  EXPECT_NE(r.find("sm_100"), std::string::npos) << r;
-  EXPECT_NE(r.find("fp16 inputs"), std::string::npos) << r;
-  EXPECT_NE(r.find("backend=auto or cublas"), std::string::npos) << r;
-  tgv_problem fp16_fp32 = make_problem(8, 4096, 4096);  // fp16 in, fp32 out: refused all the same
-  fp16_fp32.dtype = TGV_DTYPE_FP16, fp16_fp32.out_dtype = TGV_DTYPE_FP32;
-  EXPECT_NE(epilogue_unsupported_reason(validate_problem(fp16_fp32), device(103)).find("fp16 inputs"), std::string::npos);
-  r = epilogue_unsupported_reason(validate_problem(gated_problem(8, 500, 256)), device(103));
+TEST(EpilogueRules, Sm100RefusesPartialGroupsNamingItself) {
+  const std::string r = epilogue_unsupported_reason(validate_problem(gated_problem(8, 500, 256)), device(103));
   EXPECT_NE(r.find("sm_103"), std::string::npos) << r;
   EXPECT_NE(r.find("n/2 (250)"), std::string::npos) << r;
+  EXPECT_NE(r.find("backend=auto or cublas"), std::string::npos) << r;
 }
 
 TEST(EpilogueRules, Fp16MnMajorRefused) {
@@ -396,9 +393,10 @@ TEST(EpilogueRules, Sm100PlansTgvForEpiloguesOnceValidated) {
   EXPECT_EQ(plan(g, backend(TGV_BACKEND_AUTO), device(100), nullptr, nullptr).backend, TGV_BACKEND_CUBLAS);
 }
 
-TEST(EpilogueRules, Sm100Fp16AutoIsCublasTgvRefused) {
+TEST(EpilogueRules, Sm100Fp16NMajorAutoIsCublasTgvRefused) {
   tgv_problem p = residual_problem(8, 4096, 4096);
   p.dtype = p.out_dtype = TGV_DTYPE_FP16;
+  p.w_stride_n = 1, p.w_stride_k = 4096;  // W N-major: the sm_100 kernel reads K-major only
   const GemmDesc g = validate_problem(p);
   EXPECT_EQ(plan(g, backend(TGV_BACKEND_AUTO), device(100), nullptr, &kPassed).backend, TGV_BACKEND_CUBLAS);
   EXPECT_THROW(plan(g, backend(TGV_BACKEND_TGV), device(100), nullptr, &kPassed), Error);

@@ -28,9 +28,9 @@ struct Params {
   int32_t out_row_major;
   int32_t out_vectorized;  // 16-byte stores are aligned for every row and batch
   int64_t out_ld, out_batch_stride;
-  // The epilogues (bf16 inputs only on this kernel). A call with none of them
-  // (bf16 out, no residual, no gating) runs the plain store path.
-  int32_t out_type;  // kOutBf16 or kOutFp32 (kernels/common/epilogue_math.cuh)
+  // The epilogues. A bf16 call with none of them (bf16 out, no residual, no
+  // gating) runs the plain store path.
+  int32_t out_type;  // kOutBf16 / kOutFp16 (the input type) or kOutFp32 (kernels/common/epilogue_math.cuh)
   int32_t act;       // kActNone, or a gated epilogue: W is the [16-row group][8 gate | 8 up] map
   int32_t out_cols;  // columns of out: n, or n / 2 when gated
   const void* residual;  // nullptr: none; laid out like out, out's type

@@ -1,8 +1,9 @@
-// The SM100/SM103 (Blackwell) TGV kernel: out[l] = x[l] . W[l]^T (+ bias), bf16 in,
-// fp32 accumulate in tensor memory (TMEM), bf16 or fp32 out, and the epilogues of
-// the SM90 kernel (a residual added, a gated activation over [gate; up] rows),
-// in fp32 before the one rounding. Compiled for sm_100a and sm_103a only. docs/sm100-review.md maps each step of the reference protocol
-// to the lines below.
+// The SM100/SM103 (Blackwell) TGV kernel: out[l] = x[l] . W[l]^T (+ bias), bf16 or
+// fp16 in, fp32 accumulate in tensor memory (TMEM), out in the input type or fp32,
+// and the epilogues of the SM90 kernel (a residual added, a gated activation over
+// [gate; up] rows), in fp32 before the one rounding. Compiled for sm_100a and
+// sm_103a only. docs/sm100-review.md maps each step of the reference protocol to
+// the lines below.
 //
 // Swap AB as on Hopper: the CTA computes out^T = W . x^T, so weight rows fill
 // tcgen05.mma's M (kCtaM = 64 or 128) and the tokens its N (kCtaN), one token
@@ -66,9 +67,13 @@ enum class Datapath {
   kFoldedCols,  // M = 128 (pair, 64 per CTA): tokens [0, N/2) in lanes r, [N/2, N) in lanes 64 + r
 };
 
-template <int kCtaM_, int kCtaN_, int kCluster_>
+// Elem_: the input type, bfloat16_t or half_t (the UMMA instruction's A/B type;
+// both are 2 bytes, so every size below is the same).
+template <int kCtaM_, int kCtaN_, int kCluster_, class Elem_ = bf16>
 struct Traits {
   static constexpr int kCtaM = kCtaM_, kCtaN = kCtaN_, kCluster = kCluster_;
+  using Elem = Elem_;
+  static constexpr bool kFp16 = std::is_same_v<Elem, cute::half_t>;
   static constexpr int kChunks = kCtaK / kChunkK;
   static constexpr int kXRows = kCtaN / kCluster;  // tokens this CTA loads: a pair splits N
   static constexpr int kMmaM = kCtaM * kCluster;   // the (pair's) MMA shape
@@ -83,7 +88,7 @@ struct Traits {
   static_assert(kCtaM == 64 || kCtaM == 128, "UMMA M per CTA is 64 or 128");
   static_assert(kCluster == 1 ? (kCtaN % 8 == 0 && kCtaN >= 8 && kCtaN <= 256)
                               : (kCtaN % 16 == 0 && kCtaN >= 16 && kCtaN <= 256),
-                "bf16 UMMA N: 8..256 step 8 (1 CTA), 16..256 step 16 (pair)");
+                "16-bit UMMA N: 8..256 step 8 (1 CTA), 16..256 step 16 (pair)");
   static_assert(kXRows % 8 == 0, "a K-major SW128 operand is whole 8-row swizzle atoms");
   static_assert(kCtaN <= kTmemCols, "the accumulator fits the allocated TMEM columns");
   static_assert(kCtaK % kChunkK == 0 && kChunkK * 2 == 128, "a chunk is one 128-byte swizzle span");
@@ -106,13 +111,13 @@ struct Traits {
   static_assert(kColsPerThread <= 128, "an epilogue thread holds its accumulator row in registers");
 
   // One 64-column chunk of a stage, K-major, 128-byte swizzle (what TMA writes).
-  using LayoutW = decltype(tile_to_shape(UMMA::Layout_K_SW128_Atom<bf16>{}, Shape<Int<kCtaM>, Int<kChunkK>>{}));
-  using LayoutX = decltype(tile_to_shape(UMMA::Layout_K_SW128_Atom<bf16>{}, Shape<Int<kXRows>, Int<kChunkK>>{}));
+  using LayoutW = decltype(tile_to_shape(UMMA::Layout_K_SW128_Atom<Elem>{}, Shape<Int<kCtaM>, Int<kChunkK>>{}));
+  using LayoutX = decltype(tile_to_shape(UMMA::Layout_K_SW128_Atom<Elem>{}, Shape<Int<kXRows>, Int<kChunkK>>{}));
   using Mma = std::conditional_t<
       kCluster == 1,
-      SM100_MMA_F16BF16_SS<bf16, bf16, float, kMmaM, kMmaN, UMMA::Major::K, UMMA::Major::K>,
-      SM100_MMA_F16BF16_2x1SM_SS<bf16, bf16, float, kMmaM, kMmaN, UMMA::Major::K, UMMA::Major::K>>;
-  static constexpr int kMmaK = 16;  // bf16: one tcgen05.mma reduces 32 bytes of K
+      SM100_MMA_F16BF16_SS<Elem, Elem, float, kMmaM, kMmaN, UMMA::Major::K, UMMA::Major::K>,
+      SM100_MMA_F16BF16_2x1SM_SS<Elem, Elem, float, kMmaM, kMmaN, UMMA::Major::K, UMMA::Major::K>>;
+  static constexpr int kMmaK = 16;  // 16-bit inputs: one tcgen05.mma reduces 32 bytes of K
   using Tmem = std::conditional_t<kCluster == 1, TMEM::Allocator1Sm, TMEM::Allocator2Sm>;
 };
 
@@ -332,10 +337,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       // Descriptors of each k16 step of stage 0's first chunk. Other stages and
       // chunks are the same layout at a byte offset, added to the start-address
       // field (16-byte units, never carries out of it: shared memory < 256 KB).
+      using Elem = typename T::Elem;
       uint64_t desc_w[kChunkK / T::kMmaK], desc_x[kChunkK / T::kMmaK];
       {
-        Tensor sW = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(ring)), typename T::LayoutW{});
-        Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<bf16*>(ring + T::kStageBytesW)), typename T::LayoutX{});
+        Tensor sW = make_tensor(make_smem_ptr(reinterpret_cast<Elem*>(ring)), typename T::LayoutW{});
+        Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<Elem*>(ring + T::kStageBytesW)), typename T::LayoutX{});
 #pragma unroll
         for (int j = 0; j < kChunkK / T::kMmaK; ++j) {
           desc_w[j] = UMMA::make_umma_desc<UMMA::Major::K>(
@@ -344,8 +350,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
               local_tile(sX, Shape<Int<T::kXRows>, Int<T::kMmaK>>{}, make_coord(0, j)));
         }
       }
-      const uint64_t idesc = UMMA::make_runtime_instr_desc<bf16, bf16, float, T::kMmaM, T::kMmaN, UMMA::Major::K,
-                                                           UMMA::Major::K>();
+      const uint64_t idesc =
+          UMMA::make_runtime_instr_desc<Elem, Elem, float, T::kMmaM, T::kMmaN, UMMA::Major::K, UMMA::Major::K>();
       RingCursor c(0);
 #pragma unroll 1
       for (int kb = 0; kb < num_kb; ++kb) {
@@ -412,9 +418,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       Barrier::wait(&ss.tma_epilog, 0);
       asm volatile("" ::: "memory");  // CUTLASS's wait has no memory clobber: keep the loads below it
       if (p.bias != nullptr && row_valid) {
-        const auto* b = static_cast<const __nv_bfloat16*>(p.bias);
-        bias = __bfloat162float(b[col]);
-        if (gate_pairs) bias_up = __bfloat162float(b[p.out_cols + col]);
+        bias = load_input(p.bias, col, T::kFp16);
+        if (gate_pairs) bias_up = load_input(p.bias, p.out_cols + col, T::kFp16);
       }
     }
 
@@ -433,9 +438,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
     // A plain call (bf16 out, no residual, no gating) keeps the store path it had
     // before the epilogues: 16-byte stores along a column-major out's tokens.
-    const bool plain = !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
+    const bool plain = !T::kFp16 && !gate_pairs && p.residual == nullptr && p.out_type == kOutBf16;
     if (!plain) {
-      const int esize = p.out_type == kOutFp32 ? 4 : 2;
+      const int esize = p.out_type == kOutFp32 ? 4 : 2;  // out and residual: the input type or fp32
       char* out = static_cast<char*>(p.out) + int64_t(batch) * p.out_batch_stride * esize;
       const char* res = p.residual == nullptr
                             ? nullptr
