@@ -394,10 +394,7 @@ class Probe {
     tgv_problem p = problem(c.shape, true, true, c.bias ? o.bias : nullptr, out, row_major, ld);
     p.n = c.rows();
     p.w_stride_l = sh.n * sh.k;  // the batches of the whole W
-    if (row_major)
-      p.out_stride_m = ld, p.out_stride_n = 1, p.out_stride_l = sh.m * ld;
-    else
-      p.out_stride_m = 1, p.out_stride_n = ld, p.out_stride_l = c.cols() * ld;
+    if (!row_major) p.out_stride_l = c.cols() * ld;  // problem() spaced column-major batches by n
     p.out_dtype = out_type(c.epi);
     if (fp16_in(c.epi)) {
       p.dtype = TGV_DTYPE_FP16;

@@ -41,8 +41,8 @@ std::string epilogue_unsupported_reason(const GemmDesc& g, const DeviceInfo& dev
   if (g.plain()) return {};
   const int sm = dev.sm();
   if (sm != 90 && sm != 100 && sm != 103)
-    return strfmt("the sm_%d tgv kernel computes bf16 in and out without epilogues; this call asks for %s: use "
-                  "backend=auto or cublas (cuBLASLt and the library's epilogue kernel)",
+    return strfmt("no tgv kernel serves sm_%d; this call asks for %s: use backend=auto or cublas (cuBLASLt and the "
+                  "library's epilogue kernel)",
                   sm, epilogue_summary(g).c_str());
   // The fp16 instances are compiled for K-major operands only: the four
   // layout pairs of every tile would double the kernel build (README).
