@@ -20,6 +20,7 @@
 #include "common/files.hpp"
 #include "common/json.hpp"
 #include "common/strfmt.hpp"
+#include "gate/kernel_fingerprint.h"
 #include "gate/probe.hpp"
 #include "plan/plan.hpp"
 #include "plan/tuning.hpp"
@@ -46,7 +47,7 @@ struct Slot {
 };
 
 struct CacheEntry {
-  std::string gpu, version, state, reason, host;
+  std::string gpu, version, kernels, state, reason, host;
   int64_t sm_count = 0, family = 0, pid = 0, time = 0;
 };
 
@@ -149,6 +150,8 @@ std::vector<CacheEntry> read_cache(Gate& g, const std::string& path) {
     }
     c.gpu = gpu->text;
     c.version = version->text;
+    const Json* kernels = e.get("kernels");  // absent in entries from before it: they never match
+    c.kernels = kernels != nullptr ? kernels->text : "";
     c.state = state->text;
     c.reason = reason != nullptr ? reason->text : "";
     c.host = host != nullptr ? host->text : "";
@@ -176,6 +179,7 @@ void write_cache(Gate& g, const std::string& path, const std::vector<CacheEntry>
     const CacheEntry& e = entries[i];
     s << (i ? ",\n  " : "\n  ") << "{\"gpu\": " << json_quote(e.gpu) << ", \"sm_count\": " << e.sm_count
       << ", \"family\": " << e.family << ", \"library_version\": " << json_quote(e.version)
+      << ", \"kernels\": " << json_quote(e.kernels)
       << ", \"state\": " << json_quote(e.state) << ", \"reason\": " << json_quote(e.reason)
       << ", \"pid\": " << e.pid << ", \"host\": " << json_quote(e.host) << ", \"time\": " << e.time << "}";
   }
@@ -185,7 +189,7 @@ void write_cache(Gate& g, const std::string& path, const std::vector<CacheEntry>
 
 bool same_key(const CacheEntry& e, const DeviceInfo& dev) {
   return e.gpu == dev.name && e.sm_count == dev.num_sms && e.family == family_of(dev) &&
-         e.version == tgv_version_string();
+         e.version == tgv_version_string() && e.kernels == TGV_KERNEL_FINGERPRINT;
 }
 
 // Replaces this device's entry (or drops it when `entry` is null).
@@ -203,6 +207,7 @@ CacheEntry entry_for(const DeviceInfo& dev, const char* state, const std::string
   e.sm_count = dev.num_sms;
   e.family = family_of(dev);
   e.version = tgv_version_string();
+  e.kernels = TGV_KERNEL_FINGERPRINT;
   e.state = state;
   e.reason = reason;
   e.pid = getpid();
@@ -284,6 +289,8 @@ std::string self_check_cache_path() {
   if (tuning.empty()) return {};
   return folder_of(tuning) + "/" + kCacheName;
 }
+
+const char* self_check_kernel_fingerprint() { return TGV_KERNEL_FINGERPRINT; }
 
 const GateVerdict* settled_verdict(const DeviceInfo& dev) {
   const Slot* s = slot_for(dev);

@@ -7,8 +7,10 @@
 // One state per (device ordinal, family): Unknown -> Passed | Failed(reason),
 // settled at most once per process (the probe runs once even when threads race).
 // How it settles, by TGV_SELF_CHECK:
-//   unset, "auto"  the cached verdict for this GPU (name, SM count), family and
-//                  library version, else the probe;
+//   unset, "auto"  the cached verdict for this GPU (name, SM count), family,
+//                  library version and kernel sources (a hash, taken at build
+//                  time, of the kernels, launchers, tactic table and probe: two
+//                  builds of one version share no verdict), else the probe;
 //   "run"          the probe, whatever the cache says (its verdict is cached);
 //   "pass"         Passed, without a probe;
 //   "fail"         Failed: the family is disabled;
@@ -53,6 +55,9 @@ const GateVerdict& self_check(const DeviceInfo& dev);
 
 // The cache file's path ("" when there is no HOME to put it in).
 std::string self_check_cache_path();
+
+// The hash of the kernel sources this build's verdicts are cached under.
+const char* self_check_kernel_fingerprint();
 
 namespace gate_testing {
 // Forgets every verdict and every one-time warning, so a test can settle the

@@ -78,11 +78,11 @@ bool contains(const std::string& haystack, const std::string& needle) {
 // One cache entry, as the gate writes it.
 std::string entry(const DeviceInfo& d, const std::string& state, long long pid = 1, const std::string& host = "",
                   long long time = 0, const std::string& version = tgv_version_string(), const char* gpu = nullptr,
-                  int64_t sms = 0, int family = 0) {
+                  int64_t sms = 0, int family = 0, const char* kernels = self_check_kernel_fingerprint()) {
   std::ostringstream s;
   s << "{\"gpu\": \"" << (gpu ? gpu : d.name.c_str()) << "\", \"sm_count\": " << (sms ? sms : d.num_sms)
     << ", \"family\": " << (family ? family : arch_family(d.sm())) << ", \"library_version\": \"" << version
-    << "\", \"state\": \"" << state << "\", \"reason\": \"cached reason\", \"pid\": " << pid << ", \"host\": \""
+    << "\"" << (kernels ? std::string(", \"kernels\": \"") + kernels + "\"" : std::string()) << ", \"state\": \"" << state << "\", \"reason\": \"cached reason\", \"pid\": " << pid << ", \"host\": \""
     << host << "\", \"time\": " << time << "}";
   return s.str();
 }
@@ -159,6 +159,7 @@ TEST_F(SelfCheck, ProbePassesOnceAndIsCached) {
   EXPECT_TRUE(contains(text, "\"state\": \"passed\"")) << text;
   EXPECT_TRUE(contains(text, "\"gpu\": \"NVIDIA H200\"")) << text;
   EXPECT_TRUE(contains(text, std::string("\"library_version\": \"") + tgv_version_string())) << text;
+  EXPECT_TRUE(contains(text, std::string("\"kernels\": \"") + self_check_kernel_fingerprint())) << text;
 }
 
 TEST_F(SelfCheck, ProbeFailsWithOneWarning) {
@@ -212,6 +213,24 @@ TEST_F(SelfCheck, StaleEntriesAreIgnored) {
   EXPECT_TRUE(contains(text, "0.0.1")) << text;
   EXPECT_TRUE(contains(text, "NVIDIA H100")) << text;
   EXPECT_TRUE(contains(text, "\"state\": \"passed\"")) << text;
+}
+
+// A verdict judged other kernel sources (another build of the same version, or
+// an entry from before the cache named them) is not this build's: the probe runs.
+TEST_F(SelfCheck, VerdictsOfOtherKernelSourcesAreIgnored) {
+  EXPECT_EQ(std::string(self_check_kernel_fingerprint()).size(), 16u);
+  for (const char* kernels : {"0123456789abcdef", static_cast<const char*>(nullptr)}) {
+    SCOPED_TRACE(kernels ? kernels : "no kernels field");
+    new_process(failing_probe);
+    write_file(cache_, cache_text({entry(b200_, "passed", 1, "", 0, tgv_version_string(), nullptr, 0, 0, kernels)}));
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(self_check(b200_).state, GateState::Failed) << "a pass cached for other kernels was trusted";
+    ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(g_probes, 1);
+    const std::string text = read_file(cache_);
+    EXPECT_TRUE(contains(text, std::string("\"kernels\": \"") + self_check_kernel_fingerprint() +
+                                   "\", \"state\": \"failed\"")) << text;
+  }
 }
 
 TEST_F(SelfCheck, CorruptCacheIsReportedOnceAndReplaced) {
