@@ -207,12 +207,15 @@
 #           (M 1 4 16) back to back, the chain alternated twice, the decode step once each way, the
 #           corpus between kernels last (~300 s on an H100). Next: VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5
 #           (sm90_paced_early's grids early and paced, perf-notes §60's end).
-#   PART=63: the twenty-second session's first call, whichever card comes: on an H200 PART=60 (the
-#           issues' criteria, never run there on today's kernels); on another card PART=62 with
-#           VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5 (perf-notes §60's staged rule).
+#   PART=63: a session's first call, whichever card comes: on an H200 PART=60 (the issues'
+#           criteria, never run there on today's kernels); on another card PART=65 (=5, run on
+#           an H100 in the twenty-fourth session and not landed, perf-notes §63, waits for an H200).
 #   PART=64: PART=63 for ~4 minutes of device time: on an H200 the corpus at every M, the chain
-#           and the decode step untuned (no check); else the =5 decision with one chain round,
-#           no decode step and 50 s corpora.
+#           and the decode step untuned (no check); else PART=65 with one round.
+#   PART=65: the cuBLASLt margin above 32 tokens, 0.10 (main) against
+#           TGV_EXP_CUBLAS_MARGIN_LARGE_M=${MARGIN:-0.05} (perf-notes §61's emulation, §63): the
+#           corpus back to back at M 64 and 128, alternated ROUNDS times (default 2), CORPUS_S
+#           each (default 60); any card.
 #   PART=57: why early launch_dependents slows large one-wave weights (perf-notes §58):
 #           tgv-trace (bench/experiments/trace.sh; carry build-gpu/carry/tgv-trace alone) back
 #           to back on an 80-CTA 262 MB weight, a 64-CTA 117 MB one and a 64-CTA 8 MB one, the
@@ -1159,7 +1162,7 @@ elif [ "${PART:-1}" = 62 ]; then
 elif [ "${PART:-1}" = 63 ]; then
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) PART=60 bash $0 ;;
-    *) VAR="TGV_EXP_EARLY_TRIGGER=5" VN=et5 PART=62 bash $0 ;;
+    *) PART=65 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 64 ]; then
   # PART=63 for a call with ~4 minutes of device time left: on an H200 the issues'
@@ -1167,8 +1170,16 @@ elif [ "${PART:-1}" = 64 ]; then
   # decode step in what is left of TOTAL_S); on another card the =5 decision lean.
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) CHECK=0 E2E_TUNE=0 TOTAL_S=${TOTAL_S:-230} CORPUS_S=${CORPUS_S:-100} PART=60 bash $0 ;;
-    *) E2E=0 ROUNDS=1 CORPUS_S=${CORPUS_S:-50} VAR="TGV_EXP_EARLY_TRIGGER=5" VN=et5 PART=62 bash $0 ;;
+    *) ROUNDS=1 PART=65 bash $0 ;;
   esac
+elif [ "${PART:-1}" = 65 ]; then
+  # perf-notes §63: does a 5% margin above 32 tokens hand fewer points to cuBLASLt without new losses?
+  v="TGV_EXP_CUBLAS_MARGIN_LARGE_M=${MARGIN:-0.05}"
+  for r in $(seq ${ROUNDS:-2}); do
+    corpus b2b-main-$r ${CORPUS_S:-60} "" --m 64 128
+    corpus b2b-margin-$r ${CORPUS_S:-60} "$v" --m 64 128
+  done | tee $o/summary.txt
+  tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b-*) && rm -f $o/corpus-b2b-*
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do

@@ -396,9 +396,24 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
   return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
 }
 
+// TGV_EXP_CUBLAS_MARGIN_LARGE_M=<fraction>: the margin above 32 tokens, for a
+// same-build A/B (perf-notes §61: 0.05 emulated on the H100's corpus lifted M = 64
+// 1.054 -> 1.065x torch with as many points under 0.98x, in sample). Read once.
+namespace {
+double large_m_margin() {
+  static const double margin = [] {
+    const char* v = std::getenv("TGV_EXP_CUBLAS_MARGIN_LARGE_M");
+    char* end = nullptr;
+    const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
+    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 1.0 ? x : kCublasMarginLargeM;
+  }();
+  return margin;
+}
+}  // namespace
+
 bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us) {
   const bool fused = cublas_extra_us > 0.0;
-  const double margin = g.m > 32 ? kCublasMarginLargeM : fused ? kCublasMarginSmallM : plain_margin_small_m(dev);
+  const double margin = g.m > 32 ? large_m_margin() : fused ? kCublasMarginSmallM : plain_margin_small_m(dev);
   // Where cuBLASLt's route needs a kernel of ours after it (a fused epilogue),
   // the margin turns the other way: that route is two launches, a scratch round
   // trip and a kernel boundary PDL cannot overlap, and in a decoder layer it
