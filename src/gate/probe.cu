@@ -413,14 +413,18 @@ class Probe {
     cublaslt_epilogue_gemm(validate_problem(epilogue_problem(c, c.ref, true, c.cols())), stream_);
   }
 
+  // The problem a case launches, writing its own out.
+  tgv_problem case_problem(const Case& c) const {
+    if (c.epi != kPlainCase) return epilogue_problem(c, c.out, c.out_row_major, c.out_ld);
+    return problem(c.shape, c.x_k_major, c.w_k_major, c.bias ? operands_[c.shape].bias : nullptr, c.out,
+                   c.out_row_major, c.out_ld);
+  }
+
   // Plans the case as the dispatcher would (the gate assumed passed). A case the
   // planner refuses on this device falls back to split-K 1, then is left out:
   // the dispatcher would never run it either.
   void launch(Case& c) {
-    const GemmDesc g = validate_problem(
-        c.epi != kPlainCase ? epilogue_problem(c, c.out, c.out_row_major, c.out_ld)
-                            : problem(c.shape, c.x_k_major, c.w_k_major, c.bias ? operands_[c.shape].bias : nullptr,
-                                      c.out, c.out_row_major, c.out_ld));
+    const GemmDesc g = validate_problem(case_problem(c));
     static const GateVerdict kAssumePassed{GateState::Passed, "under probe"};
     Plan p;
     for (;;) {
@@ -448,16 +452,13 @@ class Probe {
     for (size_t i = 0; i < cases_.size(); ++i) {
       const Case& c = cases_[i];
       const Shape& sh = kShapes[c.shape];
-      // A case left out checks nothing (l = 0): its output is still NaN.
-      if (c.epi != kPlainCase) {  // the reference has the bias in it
-        const tgv_problem p = epilogue_problem(c, c.out, c.out_row_major, c.out_ld);
-        checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, c.ref, nullptr, sh.m, c.cols(),
-                       c.launched ? sh.l : 0, out_type(c.epi)};
-        continue;
-      }
-      const tgv_problem p = problem(c.shape, true, true, nullptr, c.out, c.out_row_major, c.out_ld);
-      checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, operands_[c.shape].ref,
-                     c.bias ? operands_[c.shape].bias : nullptr, sh.m, sh.n, c.launched ? sh.l : 0, TGV_DTYPE_BF16};
+      // A case left out checks nothing (l = 0): its output is still NaN. An
+      // epilogue case's own reference has the bias in it; the shape's does not.
+      const tgv_problem p = case_problem(c);
+      const bool plain = c.epi == kPlainCase;
+      checks.c[i] = {c.out, p.out_stride_l, p.out_stride_m, p.out_stride_n, plain ? operands_[c.shape].ref : c.ref,
+                     plain && c.bias ? operands_[c.shape].bias : nullptr, sh.m, c.cols(), c.launched ? sh.l : 0,
+                     out_type(c.epi)};
     }
     check_kernel<<<dim3(16, unsigned(cases_.size())), kThreads, 0, stream_>>>(checks, results_, results_ + kMaxCases);
     TGV_CUDA_CHECK(cudaGetLastError());
