@@ -292,13 +292,14 @@ def scan_margins(c, points, occ, cub):
 
 # cost_model.cpp's names of the constants each GPU is priced by: the peak that
 # selects them (plain_margin_small_m), the peak whose GB/s the bandwidths are
-# in, and the rest. The H100 takes the H200's with a plain-call margin of its own.
+# in, and the rest. The H100 takes the H200's with plain-call margins of its own.
 CPP_NAMES = {
     "H200": dict(peak="kPeakHbmGbps", units="kPeakHbmGbps", hbm="kHbmGbps", split="kSplitUs", rank="kPerRankUs",
                  wave="kWaveUs", part="kPartialGridFactor", rate="kSm90Rate[]", price="kSm90Price[]",
                  cublas="kCublasPrice[]", small="kCublasMarginSmallM", large="kCublasMarginLargeM"),
 }
 CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH100CublasMarginSmallM",
+                         large="kH100CublasMarginLargeM",
                          narrow_part="kH100PartialGridFactor", narrow_tokens="kH100NarrowTokens",
                          price="kH100Price[]",
                          wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",

@@ -202,6 +202,13 @@ constexpr double kMisalignedOutFactor = 2.0;
 // 2% (§35).
 constexpr double kH100PeakHbmGbps = 3352;
 constexpr double kH100CublasMarginSmallM = 0.0;
+// Above 32 tokens the H100 hands a plain call to cuBLASLt only where its
+// prediction is within 5% of ours (the H200 keeps 10%, unmeasured there): in
+// five rounds of the corpus at M = 64 and 128 on one H100 (2026-12-08,
+// docs/data/2026-12-08-h100/, perf-notes §64) 28 picks moved to our kernel,
+// 1.082x faster on geomean; one ran at 0.944x torch (13824 x 1152, nine K
+// blocks), two at 0.983-0.988x, and the corpus's points under 0.98x stayed 5.
+constexpr double kH100CublasMarginLargeM = 0.05;
 
 // Whether this device is priced as an H100: of the two GPUs the constants were
 // fitted on, the H100's peak bandwidth is nearer its own on a log scale.
@@ -396,24 +403,25 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
   return p.fixed_us + p.body_scale * sm90_body_us(g, t, split_k, dev) + p.floor_scale * floor_us;
 }
 
-// TGV_EXP_CUBLAS_MARGIN_LARGE_M=<fraction>: the margin above 32 tokens, for a
-// same-build A/B (perf-notes §61: 0.05 emulated on the H100's corpus lifted M = 64
-// 1.054 -> 1.065x torch with as many points under 0.98x, in sample). Read once.
+// TGV_EXP_CUBLAS_MARGIN_LARGE_M=<fraction>: the margin above 32 tokens on every
+// device, for a same-build A/B (perf-notes §61, §63-64); unset, the device's own.
+// Read once.
 namespace {
-double large_m_margin() {
-  static const double margin = [] {
+double large_m_margin(const DeviceInfo& dev) {
+  static const double override_margin = [] {
     const char* v = std::getenv("TGV_EXP_CUBLAS_MARGIN_LARGE_M");
     char* end = nullptr;
     const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
-    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 1.0 ? x : kCublasMarginLargeM;
+    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 1.0 ? x : -1.0;
   }();
-  return margin;
+  if (override_margin >= 0.0) return override_margin;
+  return priced_as_h100(dev) ? kH100CublasMarginLargeM : kCublasMarginLargeM;
 }
 }  // namespace
 
 bool cublas_predicted_faster(const GemmDesc& g, const DeviceInfo& dev, double sm90_us, double cublas_extra_us) {
   const bool fused = cublas_extra_us > 0.0;
-  const double margin = g.m > 32 ? large_m_margin() : fused ? kCublasMarginSmallM : plain_margin_small_m(dev);
+  const double margin = g.m > 32 ? large_m_margin(dev) : fused ? kCublasMarginSmallM : plain_margin_small_m(dev);
   // Where cuBLASLt's route needs a kernel of ours after it (a fused epilogue),
   // the margin turns the other way: that route is two launches, a scratch round
   // trip and a kernel boundary PDL cannot overlap, and in a decoder layer it

@@ -5,8 +5,8 @@
 // DeviceInfo, unit-tested on a CPU. The constants are fitted to a sweep of
 // every candidate on the H200 (scripts/fit_cost_model.py over the sweeps in
 // docs/data/; perf-notes §28), scaled by the device's peak bandwidth; a GPU
-// nearer the H100's bandwidth takes the H100's margin for a plain call (from an
-// H100 sweep, §35).
+// nearer the H100's bandwidth takes the H100's margins for a plain call (from an
+// H100 sweep, §35, and its corpus at M = 64 and 128, §64).
 #pragma once
 
 #include <cstdint>
