@@ -212,6 +212,11 @@
 #           an H100 in the twenty-fourth session and not landed, perf-notes §63, waits for an H200).
 #   PART=64: PART=63 for ~4 minutes of device time: on an H200 the corpus at every M, the chain
 #           and the decode step untuned (no check); else PART=65 with one round.
+#   PART=66: the early trigger above 16 tokens (perf-notes §64: on an H100 the 64-token
+#           tile's one-wave grids of 5-30 MB ran 5-13% slower back to back after it landed):
+#           the corpus back to back at M 32, 64, 128 under main and TGV_EXP_EARLY_TRIGGER=0,
+#           alternated ROUNDS times (default 2), then between other kernels at M = 64 (ISO=0
+#           leaves it out); ~300 s.
 #   PART=65: the cuBLASLt margin above 32 tokens, 0.10 (main) against
 #           TGV_EXP_CUBLAS_MARGIN_LARGE_M=${MARGIN:-0.05} (perf-notes §61's emulation, §63): the
 #           corpus back to back at M 64 and 128, alternated ROUNDS times (default 2), CORPUS_S
@@ -1180,6 +1185,16 @@ elif [ "${PART:-1}" = 65 ]; then
     corpus b2b-margin-$r ${CORPUS_S:-60} "$v" --m 64 128
   done | tee $o/summary.txt
   tar czf $o/corpus-b2b.tgz -C $o $(cd $o && ls corpus-b2b-*) && rm -f $o/corpus-b2b-*
+elif [ "${PART:-1}" = 66 ]; then
+  for r in $(seq ${ROUNDS:-2}); do
+    corpus b2b-main-$r ${CORPUS_S:-60} "" --m 32 64 128
+    corpus b2b-et0-$r ${CORPUS_S:-60} TGV_EXP_EARLY_TRIGGER=0 --m 32 64 128
+  done | tee $o/summary.txt
+  if [ "${ISO:-1}" = 1 ]; then
+    corpus iso-main ${ISO_S:-60} "" --isolated --m 64
+    corpus iso-et0 ${ISO_S:-60} TGV_EXP_EARLY_TRIGGER=0 --isolated --m 64
+  fi | tee -a $o/summary.txt
+  tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Rounds of two settings of one build timed on one card (corpus_bench.py CSVs,
+e.g. h200-round.sh PART=65's corpus-b2b-main-<r>.csv and -margin-<r>.csv),
+compared point by point on the median over rounds of auto / torch: the points
+whose plan differs (each with both medians and its worst round), then, per
+setting, the geometric mean, the points under 0.98x torch and backend=cublas's.
+A single round's count of points under 0.98x moves by several from run to run
+(perf-notes §63); a median over rounds does not.
+
+  python3 scripts/corpus_rounds_ab.py --a 'r/corpus-b2b-main-*.csv' --b 'r/corpus-b2b-margin-*.csv'
+"""
+import argparse
+import csv
+import glob
+import gzip
+import math
+import statistics
+
+
+def load(pattern):
+    runs = []
+    for path in sorted(glob.glob(pattern)):
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            runs.append({(r["label"], r["n"], r["k"], r["m"]): r for r in csv.DictReader(f)})
+    if not runs:
+        raise SystemExit("no CSV matches %s" % pattern)
+    return runs
+
+
+def median(runs, key, column):
+    return statistics.median(float(r[key][column]) for r in runs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--a", required=True, help="glob of setting A's rounds")
+    ap.add_argument("--b", required=True, help="glob of setting B's rounds")
+    ap.add_argument("--floor", type=float, default=0.98, help="the ratio to torch a point must reach")
+    args = ap.parse_args()
+    runs = {"A": load(args.a), "B": load(args.b)}
+    keys = sorted(set.intersection(*(set(r) for rs in runs.values() for r in rs)))
+    print("A: %d rounds, B: %d rounds, %d points in all of them" % (len(runs["A"]), len(runs["B"]), len(keys)))
+    moved = [k for k in keys if runs["A"][0][k]["plan"] != runs["B"][0][k]["plan"]]
+    logs = []
+    for k in moved:
+        a, b = (median(runs[s], k, "auto_vs_torch") for s in "AB")
+        worst = [min(float(r[k]["auto_vs_torch"]) for r in runs[s]) for s in "AB"]
+        logs.append(math.log(b / a))
+        print("  %s %sx%s M=%s: %s -> %s, auto/torch %.3f -> %.3f (worst round %.3f -> %.3f)" %
+              (k[0], k[1], k[2], k[3], runs["A"][0][k]["plan"], runs["B"][0][k]["plan"], a, b, *worst))
+    if moved:
+        print("%d points planned differently, B / A %.3f on geomean" % (len(moved), math.exp(sum(logs) / len(logs))))
+    for s in "AB":
+        ratios = {k: median(runs[s], k, "auto_vs_torch") for k in keys}
+        under = sorted((v, k) for k, v in ratios.items() if v < args.floor)
+        cublas_under = sum(median(runs[s], k, "cublas_vs_torch") < args.floor for k in keys)
+        print("%s: auto %.3fx torch (geomean of medians), %d points under %.2fx, backend=cublas %d" %
+              (s, math.exp(statistics.mean(math.log(v) for v in ratios.values())), len(under), args.floor,
+               cublas_under))
+        for v, k in under:
+            print("    %.3f %s %sx%s M=%s (%s)" % (v, k[0], k[1], k[2], k[3], runs[s][0][k]["plan"]))
+
+
+if __name__ == "__main__":
+    main()
