@@ -208,15 +208,17 @@
 #           corpus between kernels last (~300 s on an H100). Next: VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5
 #           (sm90_paced_early's grids early and paced, perf-notes §60's end).
 #   PART=63: a session's first call, whichever card comes: on an H200 PART=60 (the issues'
-#           criteria, never run there on today's kernels); on another card PART=65 (=5, run on
-#           an H100 in the twenty-fourth session and not landed, perf-notes §63, waits for an H200).
+#           criteria, never run there on today's kernels); on another card PART=66 (the early
+#           trigger above 16 tokens, perf-notes §64; PART=65's margin was decided there).
 #   PART=64: PART=63 for ~4 minutes of device time: on an H200 the corpus at every M, the chain
-#           and the decode step untuned (no check); else PART=65 with one round.
+#           and the decode step untuned (no check); else PART=66 with two rounds, no ISO.
 #   PART=66: the early trigger above 16 tokens (perf-notes §64: on an H100 the 64-token
 #           tile's one-wave grids of 5-30 MB ran 5-13% slower back to back after it landed):
 #           the corpus back to back at M 32, 64, 128 under main and TGV_EXP_EARLY_TRIGGER=0,
 #           alternated ROUNDS times (default 2), then between other kernels at M = 64 (ISO=0
-#           leaves it out); ~300 s.
+#           leaves it out); ~300 s. At M > 16 TGV_EXP_EARLY_TRIGGER=0 plans as
+#           trigger-16.patch would (ungated calls; the corpus has no gated ones), so this
+#           decides the patch: compare with scripts/corpus_rounds_ab.py --groups.
 #   PART=65: the cuBLASLt margin above 32 tokens, 0.10 (main) against
 #           TGV_EXP_CUBLAS_MARGIN_LARGE_M=${MARGIN:-0.05} (perf-notes §61's emulation, §63): the
 #           corpus back to back at M 64 and 128, alternated ROUNDS times (default 2), CORPUS_S
@@ -1167,15 +1169,15 @@ elif [ "${PART:-1}" = 62 ]; then
 elif [ "${PART:-1}" = 63 ]; then
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) PART=60 bash $0 ;;
-    *) PART=65 bash $0 ;;
+    *) PART=66 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 64 ]; then
   # PART=63 for a call with ~4 minutes of device time left: on an H200 the issues'
   # speed criteria without the check (corpus back to back at every M, chain, the
-  # decode step in what is left of TOTAL_S); on another card the =5 decision lean.
+  # decode step in what is left of TOTAL_S); on another card the early trigger's A/B lean.
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) CHECK=0 E2E_TUNE=0 TOTAL_S=${TOTAL_S:-230} CORPUS_S=${CORPUS_S:-100} PART=60 bash $0 ;;
-    *) ROUNDS=1 PART=65 bash $0 ;;
+    *) ISO=0 PART=66 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 65 ]; then
   # perf-notes §63: does a 5% margin above 32 tokens hand fewer points to cuBLASLt without new losses?
