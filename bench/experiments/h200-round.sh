@@ -214,9 +214,10 @@
 #           and the decode step untuned (no check); else PART=66 with two rounds, no ISO.
 #   PART=66: the early trigger above 16 tokens (perf-notes §64: on an H100 the 64-token
 #           tile's one-wave grids of 5-30 MB ran 5-13% slower back to back after it landed):
-#           the corpus back to back at M 32, 64, 128 under main and TGV_EXP_EARLY_TRIGGER=0,
-#           alternated ROUNDS times (default 2), then between other kernels at M = 64 (ISO=0
-#           leaves it out); ~300 s. At M > 16 TGV_EXP_EARLY_TRIGGER=0 plans as
+#           the corpus back to back at M 32, 64, 128 under main, TGV_EXP_EARLY_TRIGGER=0 and
+#           the bound at 8 MB (=4 with TGV_EXP_EARLY_TRIGGER_MB=8), alternated ROUNDS times
+#           (default 2), then between other kernels at M = 64, main and =0 (ISO=0 leaves it
+#           out); ~350 s. At M > 16 TGV_EXP_EARLY_TRIGGER=0 plans as
 #           trigger-16.patch would (ungated calls; the corpus has no gated ones), so this
 #           decides the patch: compare with scripts/corpus_rounds_ab.py --groups.
 #   PART=65: the cuBLASLt margin above 32 tokens, 0.10 (main) against
@@ -1191,6 +1192,8 @@ elif [ "${PART:-1}" = 66 ]; then
   for r in $(seq ${ROUNDS:-2}); do
     corpus b2b-main-$r ${CORPUS_S:-60} "" --m 32 64 128
     corpus b2b-et0-$r ${CORPUS_S:-60} TGV_EXP_EARLY_TRIGGER=0 --m 32 64 128
+    # The bound at 8 MB: across builds the small weights gained from the trigger at 64 tokens.
+    corpus b2b-mb8-$r ${CORPUS_S:-60} "TGV_EXP_EARLY_TRIGGER=4 TGV_EXP_EARLY_TRIGGER_MB=8" --m 32 64 128
   done | tee $o/summary.txt
   if [ "${ISO:-1}" = 1 ]; then
     corpus iso-main ${ISO_S:-60} "" --isolated --m 64
