@@ -21,7 +21,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = {  # the sweeps each GPU's constants were fitted to or checked on (a point swept more than once: the mean)
     "h100": ["docs/data/2026-12-06-h100-b/sweep.csv.gz", "docs/data/2026-12-06-h100-i/call3-sweep/sweep.csv.gz",
-             "docs/data/2026-12-06-h100-j/call2-probe-e2e-sweep/sweep.csv.gz"],
+             "docs/data/2026-12-06-h100-j/call2-probe-e2e-sweep/sweep.csv.gz",
+             "docs/data/2026-12-06-h100-c/sweep-m64.csv.gz"],
     "h200": ["docs/data/2026-12-04-h200-eve/sweep-m1-4-16-32.csv.gz"],
 }
 PEAK_GBPS = {"h100": 3352.0, "h200": 4814.0}

@@ -208,10 +208,11 @@
 #           corpus between kernels last (~300 s on an H100). Next: VAR=TGV_EXP_EARLY_TRIGGER=5 VN=et5
 #           (sm90_paced_early's grids early and paced, perf-notes §60's end).
 #   PART=63: a session's first call, whichever card comes: on an H200 PART=60 (the issues'
-#           criteria, never run there on today's kernels); on another card PART=66 (the early
-#           trigger above 16 tokens, perf-notes §64; PART=65's margin was decided there).
+#           criteria, never run there on today's kernels); on another card PART=66 without ISO
+#           and PART=67 (the early trigger above 16 tokens and the 64-token tile's partial-grid
+#           factor, perf-notes §64; PART=65's margin was decided there), ~550 s.
 #   PART=64: PART=63 for ~4 minutes of device time: on an H200 the corpus at every M, the chain
-#           and the decode step untuned (no check); else PART=66 with two rounds, no ISO.
+#           and the decode step untuned (no check); else PART=67.
 #   PART=66: the early trigger above 16 tokens (perf-notes §64: on an H100 the 64-token
 #           tile's one-wave grids of 5-30 MB ran 5-13% slower back to back after it landed):
 #           the corpus back to back at M 32, 64, 128 under main, TGV_EXP_EARLY_TRIGGER=0 and
@@ -220,6 +221,11 @@
 #           out); ~350 s. At M > 16 TGV_EXP_EARLY_TRIGGER=0 plans as
 #           trigger-16.patch would (ungated calls; the corpus has no gated ones), so this
 #           decides the patch: compare with scripts/corpus_rounds_ab.py --groups.
+#   PART=67: the 64-token tile's partial-grid factor on an H100 (perf-notes §64: grids of 66-99
+#           CTAs ran ~20% under the model's time; emulated, 0.15 instead of 0.75 moves 30 points at
+#           M = 64 to our kernel at +6.6%): the corpus back to back at M = 64 under main,
+#           TGV_EXP_H100_WIDE_PART=${WP:-0.15}, TGV_EXP_EARLY_TRIGGER=0 and both, alternated ROUNDS
+#           times (default 2); ~200 s. Inert on an H200 (its 64-token plans are cuBLASLt's).
 #   PART=65: the cuBLASLt margin above 32 tokens, 0.10 (main) against
 #           TGV_EXP_CUBLAS_MARGIN_LARGE_M=${MARGIN:-0.05} (perf-notes §61's emulation, §63): the
 #           corpus back to back at M 64 and 128, alternated ROUNDS times (default 2), CORPUS_S
@@ -1170,7 +1176,7 @@ elif [ "${PART:-1}" = 62 ]; then
 elif [ "${PART:-1}" = 63 ]; then
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) PART=60 bash $0 ;;
-    *) PART=66 bash $0 ;;
+    *) ISO=0 PART=66 bash $0; PART=67 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 64 ]; then
   # PART=63 for a call with ~4 minutes of device time left: on an H200 the issues'
@@ -1178,7 +1184,7 @@ elif [ "${PART:-1}" = 64 ]; then
   # decode step in what is left of TOTAL_S); on another card the early trigger's A/B lean.
   case "$(nvidia-smi --query-gpu=name --format=csv,noheader)" in
     *H200*) CHECK=0 E2E_TUNE=0 TOTAL_S=${TOTAL_S:-230} CORPUS_S=${CORPUS_S:-100} PART=60 bash $0 ;;
-    *) ISO=0 PART=66 bash $0 ;;
+    *) PART=67 bash $0 ;;
   esac
 elif [ "${PART:-1}" = 65 ]; then
   # perf-notes §63: does a 5% margin above 32 tokens hand fewer points to cuBLASLt without new losses?
@@ -1200,6 +1206,15 @@ elif [ "${PART:-1}" = 66 ]; then
     corpus iso-et0 ${ISO_S:-60} TGV_EXP_EARLY_TRIGGER=0 --isolated --m 64
   fi | tee -a $o/summary.txt
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
+elif [ "${PART:-1}" = 67 ]; then
+  wp="TGV_EXP_H100_WIDE_PART=${WP:-0.15}"
+  for r in $(seq ${ROUNDS:-2}); do
+    corpus b2b-main-$r ${CORPUS_S:-45} "" --m 64
+    corpus b2b-wp-$r ${CORPUS_S:-45} "$wp" --m 64
+    corpus b2b-et0-$r ${CORPUS_S:-45} TGV_EXP_EARLY_TRIGGER=0 --m 64
+    corpus b2b-wpet0-$r ${CORPUS_S:-45} "$wp TGV_EXP_EARLY_TRIGGER=0" --m 64
+  done | tee $o/summary-67.txt
+  tar czf $o/corpus-67.tgz -C $o $(cd $o && ls corpus-b2b-*) && rm -f $o/corpus-b2b-*
 elif [ "${PART:-1}" = 57 ]; then
   # perf-notes §58: where a large one-wave weight's time goes under the early trigger.
   for r in 1 2; do

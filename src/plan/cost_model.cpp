@@ -228,7 +228,21 @@ bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 &
 
 // How much slower per byte a grid of more than half the SMs but under three
 // quarters streams, for a tile of cta_n tokens on this device.
+// TGV_EXP_H100_WIDE_PART=<factor>: the 64-token tile's factor on an H100, for a
+// same-build A/B (perf-notes §64: its grids of 66-99 CTAs ran ~20% under the
+// model's time on that card). Read once.
+double wide_part_override() {
+  static const double f = [] {
+    const char* v = std::getenv("TGV_EXP_H100_WIDE_PART");
+    char* end = nullptr;
+    const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
+    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 4.0 ? x : -1.0;
+  }();
+  return f;
+}
+
 double partial_grid_factor(int32_t cta_n, const DeviceInfo& dev) {
+  if (wide_constants(cta_n, dev) && wide_part_override() >= 0.0) return wide_part_override();
   return cta_n <= kH100NarrowTokens && priced_as_h100(dev) ? kH100PartialGridFactor : kPartialGridFactor;
 }
 
