@@ -29,7 +29,7 @@ def main():
     ap.add_argument("--runs", required=True, help="glob of corpus_bench.py CSVs of one build, one setting")
     ap.add_argument("--plan-bin", default=os.path.join(ROOT, "build", "tools", "tgv-plan"))
     ap.add_argument("--show", help="list the moved points of this setting")
-    ap.add_argument("settings", nargs="+", help="VAR=value")
+    ap.add_argument("settings", nargs="+", help="VAR=value[,VAR=value...]")
     args = ap.parse_args()
     runs = []
     for path in sorted(glob.glob(args.runs)):
@@ -43,9 +43,10 @@ def main():
 
     def plans(setting):
         env = dict(os.environ)
-        if setting:
-            var, value = setting.split("=", 1)
-            env[var] = value
+        for assignment in (setting or "").split(","):
+            if assignment:
+                var, value = assignment.split("=", 1)
+                env[var] = value
         out = subprocess.run([args.plan_bin, "--gpu", args.gpu], input=stdin, capture_output=True, text=True,
                              env=env, check=True).stdout
         return {(int(f[0]), int(f[1])): (f[3], f[4], f[8]) for f in (l.split() for l in out.splitlines())

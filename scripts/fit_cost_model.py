@@ -95,7 +95,10 @@ def tgv_body(c, n, k, m, cand, occ):
     narrow = cta_n <= c.get("narrow_tokens", 0)  # the H100's narrow tiles (kH100NarrowTokens)
     t = waves * bytes_cta / rate * 1e-3 + (waves - 1) * c["wave_us"]
     if 2 * active > SMS and 4 * active < 3 * SMS:  # the next call's grid finds too few free SMs to start whole
-        t *= 1.0 + (c["narrow_part_factor"] if narrow else c.get("part_factor", 0.0))
+        if cta_n == 64 and "w_part_factor" in c and 2.0 * n * k >= c["w_part_min_bytes"]:
+            t *= 1.0 + c["w_part_factor"]  # the H100's 64-token grids on large weights (kH100WidePartialGridFactor)
+        else:
+            t *= 1.0 + (c["narrow_part_factor"] if narrow else c.get("part_factor", 0.0))
     if split > 1:
         if cta_n == 64 and "w_split_us" in c:  # kSplitUs64Tokens, kPerRankUs64Tokens
             t += c["w_split_us"] + c["w_rank_us"] * (split - 1)
@@ -304,7 +307,8 @@ CPP_NAMES["H100"] = dict(CPP_NAMES["H200"], peak="kH100PeakHbmGbps", small="kH10
                          price="kH100Price[]",
                          wide="kSm90Rate64Tokens[]", wide_split="kSplitUs64Tokens", wide_rank="kPerRankUs64Tokens",
                          narrow_rates="kH100Rate%dTokens",
-                         wide_price="kH100Price64Tokens")
+                         wide_price="kH100Price64Tokens", wide_part="kH100WidePartialGridFactor",
+                         wide_part_min_bytes="kH100WidePartialGridMinBytes")
 
 
 def cpp_model(path, gpu="H200"):
@@ -350,7 +354,8 @@ def cpp_model(path, gpu="H200"):
     if "wide" in names:  # the 64-token tile's own constants
         c.update({"w_%s_%s" % m[:2]: float(m[2])
                   for m in re.findall(r"\{(\d+), (\d+), ([0-9.]+)\}", body(names["wide"]))})
-        c.update(w_split_us=const(names["wide_split"]), w_rank_us=const(names["wide_rank"]))
+        c.update(w_split_us=const(names["wide_split"]), w_rank_us=const(names["wide_rank"]),
+                 w_part_factor=const(names["wide_part"]), w_part_min_bytes=const(names["wide_part_min_bytes"]))
         wp = re.search(r"%s = \{64, ([0-9.]+), ([0-9.]+), ([0-9.]+)\};" % names["wide_price"], src)
         prices[64] = np.array([float(v) for v in wp.groups()])
     cub = {int(m[0]): (float(m[1]), float(m[2]), float(m[3]))

@@ -221,11 +221,11 @@
 #           out); ~350 s. At M > 16 TGV_EXP_EARLY_TRIGGER=0 plans as
 #           trigger-16.patch would (ungated calls; the corpus has no gated ones), so this
 #           decides the patch: compare with scripts/corpus_rounds_ab.py --groups.
-#   PART=67: the 64-token tile's partial-grid factor on an H100 (perf-notes §64: grids of 66-99
-#           CTAs ran ~20% under the model's time; emulated, 0.15 instead of 0.75 moves 30 points at
-#           M = 64 to our kernel at +6.6%): the corpus back to back at M = 64 under main,
-#           TGV_EXP_H100_WIDE_PART=${WP:-0.15}, TGV_EXP_EARLY_TRIGGER=0 and both, alternated ROUNDS
-#           times (default 2); ~200 s. Inert on an H200 (its 64-token plans are cuBLASLt's).
+#   PART=67: the 64-token tile's partial-grid factor on an H100 (perf-notes §64: main prices
+#           grids of 66-99 CTAs on >= 48 MB with 0.15, emulated +8-9% on 16 shapes): the corpus
+#           back to back at M = 64 under main, TGV_EXP_H100_WIDE_PART=${WP:-0.75} (the plans before),
+#           TGV_EXP_EARLY_TRIGGER=0 and both, alternated ROUNDS times (default 2); ~200 s. Inert
+#           on an H200 (its 64-token plans are cuBLASLt's).
 #   PART=65: the cuBLASLt margin above 32 tokens, 0.10 (main) against
 #           TGV_EXP_CUBLAS_MARGIN_LARGE_M=${MARGIN:-0.05} (perf-notes §61's emulation, §63): the
 #           corpus back to back at M 64 and 128, alternated ROUNDS times (default 2), CORPUS_S
@@ -1207,7 +1207,7 @@ elif [ "${PART:-1}" = 66 ]; then
   fi | tee -a $o/summary.txt
   tar czf $o/corpus.tgz -C $o $(cd $o && ls corpus-*) && rm -f $o/corpus-*
 elif [ "${PART:-1}" = 67 ]; then
-  wp="TGV_EXP_H100_WIDE_PART=${WP:-0.15}"
+  wp="TGV_EXP_H100_WIDE_PART=${WP:-0.75}"
   for r in $(seq ${ROUNDS:-2}); do
     corpus b2b-main-$r ${CORPUS_S:-45} "" --m 64
     corpus b2b-wp-$r ${CORPUS_S:-45} "$wp" --m 64

@@ -226,23 +226,38 @@ double plain_margin_small_m(const DeviceInfo& dev) {
 // kH100Price64Tokens) apply on an H100 only.
 bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 && priced_as_h100(dev); }
 
-// How much slower per byte a grid of more than half the SMs but under three
-// quarters streams, for a tile of cta_n tokens on this device.
-// TGV_EXP_H100_WIDE_PART=<factor>: the 64-token tile's factor on an H100, for a
-// same-build A/B (perf-notes §64: its grids of 66-99 CTAs ran ~20% under the
-// model's time on that card). Read once.
-double wide_part_override() {
+// On an H100 the 64-token tile's grids of 66-99 CTAs on weights of 48 MB or more
+// stream nearly as fast as full ones: the factor above, fitted on the H200's
+// narrow tiles, priced 5120 x 8192 at M = 64 at 37.3 us where it ran 30.3 (torch
+// 35.5), and left 16 such corpus shapes to cuBLASLt. With 0.15 from 48 MB, each
+// plan given the time measured for it (scripts/emulate_switch.py; perf-notes §64):
+// on the 2026-12-06 M = 64 sweep 16 picks move to our kernel, 1.090x faster,
+// M = 64 1.074 -> 1.080x torch with 2 points under 0.98x before and after; on
+// 2026-12-08's five corpus rounds the same 16, 1.084x, 1.057 -> 1.063x, 6 and 6.
+// Below 48 MB the same grids did lose to torch when moved (4608 x 3584 0.90x).
+constexpr double kH100WidePartialGridFactor = 0.15;
+constexpr double kH100WidePartialGridMinBytes = 48e6;
+
+// TGV_EXP_H100_WIDE_PART=<factor> and TGV_EXP_H100_WIDE_PART_MB=<MB> override
+// those two for a same-build A/B (PART=67). Read once.
+double wide_part_factor(double w_bytes) {
   static const double f = [] {
     const char* v = std::getenv("TGV_EXP_H100_WIDE_PART");
     char* end = nullptr;
     const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
-    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 4.0 ? x : -1.0;
+    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 4.0 ? x : kH100WidePartialGridFactor;
   }();
-  return f;
+  static const double min_bytes = [] {
+    const char* v = std::getenv("TGV_EXP_H100_WIDE_PART_MB");
+    return v == nullptr ? kH100WidePartialGridMinBytes : std::atof(v) * 1e6;
+  }();
+  return w_bytes >= min_bytes ? f : kPartialGridFactor;
 }
 
-double partial_grid_factor(int32_t cta_n, const DeviceInfo& dev) {
-  if (wide_constants(cta_n, dev) && wide_part_override() >= 0.0) return wide_part_override();
+// How much slower per byte a grid of more than half the SMs but under three
+// quarters streams, for a tile of cta_n tokens on this device, on w_bytes of weights.
+double partial_grid_factor(int32_t cta_n, const DeviceInfo& dev, double w_bytes) {
+  if (wide_constants(cta_n, dev)) return wide_part_factor(w_bytes);
   return cta_n <= kH100NarrowTokens && priced_as_h100(dev) ? kH100PartialGridFactor : kPartialGridFactor;
 }
 
@@ -310,7 +325,7 @@ double sm90_body_us(const GemmDesc& g, const Tactic& t, int32_t split, const Dev
   double us = double(waves) * stream_us(double(t.cta_m) * double(kb_per_cta * t.cta_k) * 2.0, active) +
               double(waves - 1) * kWaveUs;
   if (2 * active > dev.num_sms && 4 * active < 3 * int64_t(dev.num_sms))
-    us *= 1.0 + partial_grid_factor(t.cta_n, dev);
+    us *= 1.0 + partial_grid_factor(t.cta_n, dev, weight_bytes(g));
   if (split > 1 && wide_constants(t.cta_n, dev))
     us += kSplitUs64Tokens + kPerRankUs64Tokens * (split - 1);
   else if (split > 1)

@@ -313,6 +313,21 @@ TEST(Plan, LargeMCublasMarginIsTheDevicesOwn) {
   }
 }
 
+// On an H100 the 64-token tile's grids of 66-99 CTAs are priced with a partial-grid
+// factor of 0.15 from 48 MB up (0.75 below, as on the H200), perf-notes §64: 5120 x 8192
+// at M = 64 (80 CTAs, 84 MB) goes to our kernel there; 4608 x 2048 (72 CTAs, 19 MB)
+// and the same call on the H200 stay with cuBLASLt.
+TEST(Plan, H100WideGridsOnLargeWeightsGoToOurKernel) {
+  REQUIRE_SM90_BUILD();
+  EXPECT_EQ(plan(desc(64, 5120, 8192), options(TGV_BACKEND_AUTO), kH100).backend, TGV_BACKEND_TGV);
+  EXPECT_EQ(plan(desc(64, 4608, 2048), options(TGV_BACKEND_AUTO), kH100).backend, TGV_BACKEND_CUBLAS);
+  EXPECT_EQ(plan(desc(64, 5120, 8192), options(TGV_BACKEND_AUTO), kH200).backend, TGV_BACKEND_CUBLAS);
+  // The pick is the 64-token tile's, predicted faster than cuBLASLt outright.
+  const Tactic& t = tactic(plan(desc(64, 5120, 8192), options(TGV_BACKEND_AUTO), kH100).tactic);
+  EXPECT_EQ(t.cta_n, 64);
+  EXPECT_LT(predict_sm90_us(desc(64, 5120, 8192), t, 1, kH100), predict_cublas_us(desc(64, 5120, 8192), kH100));
+}
+
 TEST(Plan, EveryLayoutPlansOnSm90) {
   REQUIRE_SM90_BUILD();
   for (int mask = 0; mask < 8; ++mask) {
