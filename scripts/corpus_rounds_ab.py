@@ -13,19 +13,15 @@ moves no plan (a kernel switch, e.g. TGV_EXP_EARLY_TRIGGER=0) shows there.
   python3 scripts/corpus_rounds_ab.py --a 'r/corpus-b2b-main-*.csv' --b 'r/corpus-b2b-margin-*.csv'
 """
 import argparse
-import csv
 import glob
-import gzip
 import math
 import statistics
 
+from emulate_corpus import load as load_csv
+
 
 def load(pattern):
-    runs = []
-    for path in sorted(glob.glob(pattern)):
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            runs.append({(r["label"], r["n"], r["k"], r["m"]): r for r in csv.DictReader(f)})
+    runs = [{(r["label"], r["n"], r["k"], r["m"]): r for r in load_csv(path)} for path in sorted(glob.glob(pattern))]
     if not runs:
         raise SystemExit("no CSV matches %s" % pattern)
     return runs

@@ -226,11 +226,20 @@ double plain_margin_small_m(const DeviceInfo& dev) {
 // kH100Price64Tokens) apply on an H100 only.
 bool wide_constants(int32_t cta_n, const DeviceInfo& dev) { return cta_n == 64 && priced_as_h100(dev); }
 
+// An experiment switch's number: the variable's value where it parses whole and
+// lies in [lo, hi), else `unset`.
+double env_number(const char* name, double lo, double hi, double unset) {
+  const char* v = std::getenv(name);
+  char* end = nullptr;
+  const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
+  return v != nullptr && end != v && *end == '\0' && x >= lo && x < hi ? x : unset;
+}
+
 // On an H100 the 64-token tile's grids of 66-99 CTAs on weights of 48 MB or more
 // stream nearly as fast as full ones: the factor above, fitted on the H200's
 // narrow tiles, priced 5120 x 8192 at M = 64 at 37.3 us where it ran 30.3 (torch
 // 35.5), and left 16 such corpus shapes to cuBLASLt. With 0.15 from 48 MB, each
-// plan given the time measured for it (scripts/emulate_switch.py; perf-notes §64):
+// plan given the time measured for it (scripts/emulate_ab.py; perf-notes §64):
 // on the 2026-12-06 M = 64 sweep 16 picks move to our kernel, 1.090x faster,
 // M = 64 1.074 -> 1.080x torch with 2 points under 0.98x before and after; on
 // 2026-12-08's five corpus rounds the same 16, 1.084x, 1.057 -> 1.063x, 6 and 6.
@@ -241,12 +250,7 @@ constexpr double kH100WidePartialGridMinBytes = 48e6;
 // TGV_EXP_H100_WIDE_PART=<factor> and TGV_EXP_H100_WIDE_PART_MB=<MB> override
 // those two for a same-build A/B (PART=67). Read once.
 double wide_part_factor(double w_bytes) {
-  static const double f = [] {
-    const char* v = std::getenv("TGV_EXP_H100_WIDE_PART");
-    char* end = nullptr;
-    const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
-    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 4.0 ? x : kH100WidePartialGridFactor;
-  }();
+  static const double f = env_number("TGV_EXP_H100_WIDE_PART", 0.0, 4.0, kH100WidePartialGridFactor);
   static const double min_bytes = [] {
     const char* v = std::getenv("TGV_EXP_H100_WIDE_PART_MB");
     return v == nullptr ? kH100WidePartialGridMinBytes : std::atof(v) * 1e6;
@@ -437,12 +441,7 @@ double predict_sm90_us(const GemmDesc& g, const Tactic& t, int32_t split_k, cons
 // Read once.
 namespace {
 double large_m_margin(const DeviceInfo& dev) {
-  static const double override_margin = [] {
-    const char* v = std::getenv("TGV_EXP_CUBLAS_MARGIN_LARGE_M");
-    char* end = nullptr;
-    const double x = v != nullptr ? std::strtod(v, &end) : 0.0;
-    return v != nullptr && end != v && *end == '\0' && x >= 0.0 && x < 1.0 ? x : -1.0;
-  }();
+  static const double override_margin = env_number("TGV_EXP_CUBLAS_MARGIN_LARGE_M", 0.0, 1.0, -1.0);
   if (override_margin >= 0.0) return override_margin;
   return priced_as_h100(dev) ? kH100CublasMarginLargeM : kCublasMarginLargeM;
 }
